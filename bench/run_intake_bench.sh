@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# ONNX intake benchmark (issue: "fast on huge ones"): quarkplan against
+# onnx.load(path, load_external_data=False) + a Python op histogram, same files,
+# same run. Prints wall time (median of N runs) and peak RSS for each.
+#   bench/run_intake_bench.sh [RUNS]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+runs="${1:-5}"
+build="$root/build"
+models="$build/bench-models"
+command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+/usr/bin/python3 -c "import onnx" 2>/dev/null || { echo "needs python3-onnx (scripts/setup.sh --bench)" >&2; exit 1; }
+[ -x "$build/bench/gen_bench_models" ] || { echo "build first (./quarkplan.sh build)" >&2; exit 1; }
+[ -f "$models/big_embedded.onnx" ] || "$build/bench/gen_bench_models" "$models" >&2
+
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# median wall seconds and max peak KB over $runs runs of "$@"
+measure() {
+  local times=() peaks=() out
+  for _ in $(seq "$runs"); do
+    /usr/bin/time -o "$tmp/time" -f "%e %M" "$@" >/dev/null 2>&1
+    out=$(tail -n 1 "$tmp/time")
+    times+=("${out% *}"); peaks+=("${out#* }")
+  done
+  local t p
+  if command -v hyperfine >/dev/null; then  # finer timing than /usr/bin/time's 10 ms
+    hyperfine -N -w 1 -r "$runs" --export-json "$tmp/h.json" -- "$(printf '%q ' "$@")" >/dev/null 2>&1
+    t=$(grep -m1 '"median"' "$tmp/h.json" | sed 's/.*: *//; s/,.*//')
+    t=$(awk -v x="$t" 'BEGIN{printf "%.4f", x}')
+  else
+  t=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  fi
+  p=$(printf '%s\n' "${peaks[@]}" | sort -g | tail -n 1)
+  echo "$t $p"
+}
+
+printf '%-34s %12s %12s %12s %12s %9s\n' "model" "quarkplan s" "peak MiB" "python s" "peak MiB" "speed-up"
+for m in big_embedded.onnx decoder/model.onnx; do
+  read -r qt qp < <(measure "$build/quarkplan" intake "$models/$m" -o "$tmp/a.json")
+  read -r pt pp < <(measure /usr/bin/python3 "$root/bench/python_onnx_baseline.py" "$models/$m")
+  ratio=$(awk -v a="$pt" -v b="$qt" 'BEGIN { if (b < 0.0005) b = 0.0005; printf "%.0fx", a / b }')
+  printf '%-34s %12s %12.1f %12s %12.1f %9s\n' "$m ($(du -h --apparent-size "$models/$m" | cut -f1))" "$qt" "$(awk -v k="$qp" 'BEGIN{print k/1024}')" "$pt" "$(awk -v k="$pp" 'BEGIN{print k/1024}')" "$ratio"
+done
+echo "(times: median wall seconds, hyperfine when installed, else /usr/bin/time; peak: max RSS over the runs)"

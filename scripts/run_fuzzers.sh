@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (build-fuzz/) and runs each for a
+# short time on its seed corpus (fuzz/corpus/<name>/). A crash fails the run.
+#   scripts/run_fuzzers.sh [SECONDS_PER_TARGET]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+secs="${1:-20}"
+command -v clang++ >/dev/null || { echo "clang++ missing: scripts/setup.sh --fuzz" >&2; exit 1; }
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DQUARKPLAN_FUZZ=ON \
+  -DQUARKPLAN_TESTS=OFF -DQUARKPLAN_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build-fuzz -j "${JOBS:-2}" >/dev/null
+for bin in build-fuzz/fuzz/*_fuzz; do
+  name="$(basename "$bin" _fuzz)"
+  corpus="fuzz/corpus/${name%_reader}"
+  [ -d "$corpus" ] || corpus="fuzz/corpus/$name"
+  work="$(mktemp -d)"
+  echo "fuzzing $name for ${secs}s (seeds: $corpus)"
+  "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "$work" "$corpus" 2>"$work.log" \
+    || { tail -n 40 "$work.log"; echo "fuzzer $name found a failure" >&2; exit 1; }
+  grep -E "stat::number_of_executed_units" "$work.log" || true
+  rm -rf "$work" "$work.log"
+done
+echo "fuzzers: 0 failures"

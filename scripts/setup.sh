@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what quarkplan needs from Debian's packages (apt). Idempotent.
+#   scripts/setup.sh            build + test dependencies
+#   scripts/setup.sh --fuzz     + clang/libFuzzer
+#   scripts/setup.sh --bench    + python3-onnx, hyperfine, time (benchmark peers only)
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build pkg-config ccache
+      nlohmann-json3-dev libvalijson-dev libcli11-dev libfmt-dev libedit-dev
+      libgtest-dev libgmock-dev libbenchmark-dev
+      libonnx-dev libprotobuf-dev protobuf-compiler
+      nodejs npm tmux)
+for a in "$@"; do
+  case "$a" in
+    --fuzz) pkgs+=(clang libclang-rt-dev) ;;
+    --bench) pkgs+=(python3-onnx hyperfine time) ;;
+    *) echo "unknown option $a" >&2; exit 2 ;;
+  esac
+done
+missing=()
+for p in "${pkgs[@]}"; do
+  # node/npm may come from elsewhere (nvm, the image): accept a working command.
+  if [ "$p" = nodejs ] && command -v node >/dev/null; then continue; fi
+  if [ "$p" = npm ] && command -v npm >/dev/null; then continue; fi
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

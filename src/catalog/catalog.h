@@ -1,0 +1,54 @@
+// The Quark knowledge quarkplan plans with — presets, schemes, algorithms,
+// calibration methods, gates, model templates, hardware — held as data
+// (catalog/*.json, embedded at build time, overridable with --catalog DIR) and
+// validated against schemas/catalog_*.schema.json when loaded.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+
+namespace quarkplan {
+
+class Catalog {
+ public:
+  // The embedded catalog, or the files of `dir` when given (each file there
+  // replaces the embedded one of the same name). Throws InputError.
+  static const Catalog& load(const std::string& dir = "");
+
+  const Json& onnx() const { return onnx_; }
+  const Json& torch() const { return torch_; }
+  const Json& hardware() const { return hardware_; }
+
+  // ONNX helpers.
+  const Json* onnx_preset(const std::string& name) const;  // exact name, or nullptr
+  std::string canonical_preset(const std::string& name) const;  // resolves aliases and case
+  const Json* onnx_target(const std::string& name) const;
+  std::string canonical_calibration(const std::string& name) const;  // "" when unknown
+  const Json* onnx_calibration(const std::string& name) const;
+  const Json* onnx_algorithm(const std::string& name) const;
+  std::vector<std::string> onnx_preset_names() const;
+  // Ordered candidates for target ("unknown" when not known) x architecture.
+  std::vector<std::string> onnx_preset_candidates(const std::string& target,
+                                                  const std::string& architecture) const;
+  bool preset_allowed_on(const Json& preset, const std::string& target) const;
+
+  // Torch helpers.
+  const Json* torch_scheme(const std::string& name) const;  // resolves aliases
+  const Json* torch_template(const std::string& model_type) const;
+  const Json* torch_algorithm(const std::string& name) const;
+  const Json* accelerator(const std::string& name) const;
+
+  std::string version_stamp() const;
+
+ private:
+  Json onnx_, torch_, hardware_;
+};
+
+// Validates `doc` against the embedded schema `schema_path` (e.g.
+// "schemas/quant_plan.schema.json"). Returns one line per error, each with
+// the JSON path it concerns; empty when valid.
+std::vector<std::string> validate_against_schema(const Json& doc, const std::string& schema_path);
+
+}  // namespace quarkplan

@@ -1,0 +1,77 @@
+#include "cli/commands.h"
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "catalog/artifacts.h"
+#include "common/error.h"
+#include "common/files.h"
+#include "common/json.h"
+#include "intake/intake.h"
+#include "ui/intake_summary.h"
+#include "ui/terminal.h"
+
+namespace quarkplan {
+
+namespace {
+
+// Runs `body`, mapping exceptions onto exit codes with a one-line message.
+template <typename Fn>
+int guarded(Fn&& body) {
+  try {
+    return body();
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "quarkplan: error: %s\n", e.what());
+    return kExitBadInput;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "quarkplan: error: %s\n", e.what());
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "quarkplan: internal error: %s\n", e.what());
+    return kExitInternal;
+  }
+}
+
+}  // namespace
+
+int run_intake_command(const IntakeArgs& args) {
+  return guarded([&] {
+    IntakeRequest req;
+    req.model = args.model;
+    req.target = args.target;
+    req.install_result = args.install_result;
+    req.session = args.session;
+    req.env = args.env;
+    req.catalog_dir = args.catalog_dir;
+    req.weight_stats = args.weight_stats;
+    req.trust_remote_code = args.trust_remote_code;
+    Json analysis = run_intake(req);
+    write_file_atomic(args.output, dump_json(analysis));
+    FILE* human = args.json ? stderr : stdout;
+    ui::Style st{ui::use_color(human)};
+    std::fputs(ui::render_intake_summary(analysis, st).c_str(), human);
+    std::fprintf(human, "Wrote %s\n", args.output.c_str());
+    if (args.json) std::fputs(dump_json(analysis).c_str(), stdout);
+    return kExitOk;
+  });
+}
+
+int run_validate_command(const ValidateArgs& args) {
+  return guarded([&] {
+    int bad = 0;
+    for (const auto& f : args.files) {
+      ValidationOutcome o = validate_artifact_file(f, args.kind);
+      if (o.errors.empty()) {
+        std::printf("%s: valid %s\n", f.c_str(), o.kind.c_str());
+      } else {
+        ++bad;
+        std::printf("%s: INVALID%s\n", f.c_str(), o.kind.empty() ? "" : (" " + o.kind).c_str());
+        for (const auto& e : o.errors) std::printf("  %s\n", e.c_str());
+      }
+    }
+    return bad ? kExitBadInput : kExitOk;
+  });
+}
+
+}  // namespace quarkplan

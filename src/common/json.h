@@ -1,0 +1,16 @@
+// The JSON type used for every artifact: insertion-ordered so files read the
+// way the SPEC lists their fields.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace quarkplan {
+using Json = nlohmann::ordered_json;
+
+// Parses `text` (from `file`) or throws InputError with the parser's position.
+Json parse_json(const std::string& text, const std::string& file);
+// Reads and parses a JSON file no larger than `max_bytes`.
+Json read_json_file(const std::string& path, uint64_t max_bytes = 64ull << 20);
+// Two-space indented text with a trailing newline.
+std::string dump_json(const Json& j);
+}  // namespace quarkplan

@@ -1,0 +1,61 @@
+#include "intake/intake.h"
+
+#include "catalog/catalog.h"
+#include "common/error.h"
+
+namespace quarkplan {
+
+bool is_known_target(const std::string& t) {
+  return t == "cpu" || t == "cuda" || t == "rocm" || t == "npu_cnn" || t == "npu_transformer";
+}
+
+namespace {
+Json read_checked(const std::string& path, const std::string& schema) {
+  Json j = read_json_file(path, 16ull << 20);
+  auto errors = validate_against_schema(j, schema);
+  if (!errors.empty()) throw InputError(path, "does not match " + schema.substr(8) + ": " + errors.front());
+  return j;
+}
+}  // namespace
+
+IntakeContext resolve_intake_context(const IntakeRequest& req) {
+  IntakeContext ctx;
+  ctx.catalog = &Catalog::load(req.catalog_dir);
+  ctx.trust_remote_code = req.trust_remote_code;
+  ctx.weight_stats = req.weight_stats;
+  if (!req.target.empty()) {
+    if (!is_known_target(req.target))
+      throw UsageError("--target must be one of cpu, cuda, rocm, npu_cnn, npu_transformer (got '" + req.target + "')");
+    ctx.deployment_target = req.target;
+    ctx.target_source = "--target";
+  }
+  if (!req.session.empty()) {
+    Json s = read_checked(req.session, "schemas/session_context.schema.json");
+    const Json& c = s["constraints"];
+    if (ctx.deployment_target.empty() && c.contains("deployment_target") && c["deployment_target"].is_string()) {
+      ctx.deployment_target = c["deployment_target"];
+      ctx.target_source = "session_context";
+    }
+  }
+  if (!req.install_result.empty()) {
+    Json r = read_checked(req.install_result, "schemas/onnx_install_result.schema.json");
+    if (r.contains("verification") && r["verification"].contains("custom_ops_compile_ok") &&
+        r["verification"]["custom_ops_compile_ok"].is_boolean())
+      ctx.custom_ops_compile_ok = r["verification"]["custom_ops_compile_ok"].get<bool>();
+    else if (r["status"] == "failed")
+      ctx.custom_ops_compile_ok = false;
+  }
+  return ctx;
+}
+
+Json run_intake(const IntakeRequest& req) {
+  IntakeContext ctx = resolve_intake_context(req);
+  auto reader = open_model(req.model);
+  Json analysis = reader->analyze(ctx);
+  auto errors = validate_against_schema(analysis, "schemas/model_analysis.schema.json");
+  if (!errors.empty())
+    throw std::runtime_error("internal error: the analysis does not match its schema: " + errors.front());
+  return analysis;
+}
+
+}  // namespace quarkplan

@@ -1,0 +1,44 @@
+// One reader per model format behind one interface (in the manner of bloaty's
+// ObjectFile): onnx (OnnxModelReader), Hugging Face directories (HfModelReader).
+// A reader turns what it finds into the model_analysis.json document.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/json.h"
+
+namespace quarkplan {
+
+class Catalog;
+
+// Facts from outside the model that shape an analysis (SPEC §2).
+struct IntakeContext {
+  std::string deployment_target;  // --target or session constraints; "" when unknown
+  std::string target_source;      // "--target", "session_context", or ""
+  std::optional<bool> custom_ops_compile_ok;  // from onnx_install_result.json
+  bool trust_remote_code = false;             // user approved running repository code
+  bool weight_stats = false;
+  const Catalog* catalog = nullptr;
+};
+
+class ModelReader {
+ public:
+  virtual ~ModelReader() = default;
+  virtual std::string format() const = 0;  // "onnx" | "hf"
+  // Builds the analysis; throws InputError for input that cannot be analysed.
+  virtual Json analyze(const IntakeContext& ctx) = 0;
+};
+
+// Picks the reader for MODEL: an .onnx file, a folder holding model.onnx (or
+// exactly one .onnx), or a Hugging Face folder with config.json.
+std::unique_ptr<ModelReader> open_model(const std::string& path);
+
+std::unique_ptr<ModelReader> make_onnx_reader(const std::string& onnx_file);
+std::unique_ptr<ModelReader> make_hf_reader(const std::string& directory);
+
+// A risk entry of SPEC §2, naming the rule that raised it.
+Json make_risk(const std::string& rule, const std::string& severity, const std::string& message,
+               const std::string& recovery_hint);
+
+}  // namespace quarkplan

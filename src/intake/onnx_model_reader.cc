@@ -1,0 +1,408 @@
+// OnnxModelReader: builds the ONNX flavour of model_analysis.json from the
+// structural facts of onnx_reader (rules 43-66 of quark_contracts.md §4.4).
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "catalog/catalog.h"
+#include "common/error.h"
+#include "common/files.h"
+#include "common/mapped_file.h"
+#include "intake/model_reader.h"
+#include "intake/onnx_reader.h"
+#include "intake/protobuf_wire.h"
+
+namespace fs = std::filesystem;
+
+namespace quarkplan {
+namespace {
+
+constexpr uint64_t kProtobufLimit = 2147483648ull;  // 2 GiB: protobuf's serialization limit
+
+double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
+
+Json shape_json(const onnx::ValueInfo& vi) {
+  if (!vi.has_shape) return nullptr;
+  Json s = Json::array();
+  for (const auto& d : vi.dims) {
+    if (d.has_value) s.push_back(d.value);
+    else if (!d.param.empty()) s.push_back(d.param);
+    else s.push_back("?");
+  }
+  return s;
+}
+
+Json io_json(const std::vector<onnx::ValueInfo>& v) {
+  Json a = Json::array();
+  for (const auto& vi : v) {
+    Json e;
+    e["name"] = vi.name;
+    e["dtype"] = vi.kind == "tensor" ? onnx::dtype_name(vi.elem_type) : vi.kind;
+    e["shape"] = shape_json(vi);
+    a.push_back(e);
+  }
+  return a;
+}
+
+bool dim_dynamic(const onnx::Dim& d) { return !d.has_value || d.value <= 0; }
+
+// NCHW when dim 1 looks like channels (<= 4) and dim 3 does not; NHWC the other
+// way round; unknown when both or neither (or no 4-D float input).
+std::string layout_guess(const std::vector<onnx::ValueInfo>& inputs) {
+  std::string guess = "unknown";
+  for (const auto& in : inputs) {
+    if (!in.has_shape || in.dims.size() != 4) continue;
+    auto small = [](const onnx::Dim& d) { return d.has_value && d.value >= 1 && d.value <= 4; };
+    bool c1 = small(in.dims[1]), c3 = small(in.dims[3]);
+    std::string g = "unknown";
+    if (c1 && !c3) g = "NCHW";
+    else if (c3 && !c1) g = "NHWC";
+    else if (c1 && c3) g = in.dims[1].value < in.dims[3].value ? "NCHW" : in.dims[3].value < in.dims[1].value ? "NHWC" : "unknown";
+    if (g == "unknown") continue;
+    if (guess != "unknown" && guess != g) return "unknown";
+    guess = g;
+  }
+  return guess;
+}
+
+uint64_t count(const std::map<std::string, uint64_t>& m, const std::string& k) {
+  auto it = m.find(k);
+  return it == m.end() ? 0 : it->second;
+}
+
+class OnnxModelReader : public ModelReader {
+ public:
+  explicit OnnxModelReader(std::string file) : file_(std::move(file)) {}
+  std::string format() const override { return "onnx"; }
+  Json analyze(const IntakeContext& ctx) override;
+
+ private:
+  std::string file_;
+};
+
+Json OnnxModelReader::analyze(const IntakeContext& ctx) {
+  const Catalog& cat = ctx.catalog ? *ctx.catalog : Catalog::load();
+  fs::path abs = fs::absolute(file_).lexically_normal();
+  MappedFile map(file_);
+  if (map.size() == 0) throw InputError(file_, "empty file: not an ONNX model");
+  onnx::Facts f;
+  try {
+    f = onnx::read_model(map.bytes());
+  } catch (const wire::WireError& e) {
+    throw InputError(file_, std::string("not a valid ONNX model: ") + e.what() + " (at byte " +
+                                std::to_string(e.offset) + ")");
+  }
+
+  Json risks = Json::array();
+  std::vector<std::string> partial;
+  const std::string& target = ctx.deployment_target;
+  bool npu = target == "npu_cnn" || target == "npu_transformer";
+
+  // External data: every location must stay inside the model's folder.
+  fs::path folder = abs.parent_path();
+  std::vector<std::string> ext_files;
+  std::map<std::string, uint64_t> ext_needed;  // location -> bytes needed (offset + length)
+  std::map<std::string, fs::path> ext_paths;  // each location resolved once
+  for (const auto& e : f.external) {
+    if (!ext_paths.count(e.location)) {
+      std::string why;
+      auto resolved = resolve_inside(folder, e.location, why);
+      if (!resolved)
+        throw InputError(file_, "external data of tensor '" + e.tensor + "' is refused: " + why);
+      ext_paths[e.location] = *resolved;
+      ext_files.push_back(e.location);
+    }
+    uint64_t len = e.length.value_or(e.expected_bytes);
+    if (e.offset > UINT64_MAX - len) throw InputError(file_, "external data offset of '" + e.tensor + "' overflows");
+    uint64_t& need = ext_needed[e.location];
+    need = std::max(need, e.offset + len);
+  }
+  uint64_t ext_bytes = 0;
+  for (const auto& loc : ext_files) {
+    const fs::path& p = ext_paths[loc];
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) {
+      partial.push_back("external data file '" + loc + "' is missing");
+      risks.push_back(make_risk("onnx.intake.external_data_missing", "high",
+                                "External data file '" + loc + "' named by the model is missing.",
+                                "Copy '" + loc + "' next to the .onnx file (the .onnx and its external data move together), then re-run intake."));
+      continue;
+    }
+    uint64_t size = fs::file_size(p, ec);
+    ext_bytes += size;
+    if (size < ext_needed[loc]) {
+      partial.push_back("external data file '" + loc + "' is shorter than the tensors it holds");
+      risks.push_back(make_risk("onnx.intake.external_data_short", "high",
+                                "External data file '" + loc + "' has " + std::to_string(size) + " bytes but the model's tensors need " +
+                                    std::to_string(ext_needed[loc]) + ".",
+                                "The file is truncated or belongs to another export: re-export or re-copy the model with its external data, then re-run intake."));
+    }
+  }
+
+  uint64_t total_bytes = map.size() + ext_bytes;
+  double size_gb = round3(static_cast<double>(total_bytes) / 1e9);
+
+  if (map.size() > kProtobufLimit && f.external.empty()) {
+    partial.push_back("the .onnx file is larger than 2 GiB without external data");
+    risks.push_back(make_risk("onnx.intake.protobuf_over_2gb", "high",
+                              "The model file is " + std::to_string(map.size()) +
+                                  " bytes with its weights inline: protobuf cannot serialize more than 2 GiB, so onnx.load and quantization will fail.",
+                              "Re-save the model with onnx.save_model(..., save_as_external_data=True) and set use_external_data_format=true in the plan."));
+  }
+
+  // Opsets: domain "" is ai.onnx.
+  Json opsets = Json::array();
+  int64_t ai_onnx = -1;
+  for (const auto& [domain, version] : f.opsets) {
+    std::string d = domain.empty() ? "ai.onnx" : domain;
+    opsets.push_back({{"domain", d}, {"version", version}});
+    if (d == "ai.onnx") ai_onnx = version;
+  }
+  if (ai_onnx >= 0 && ai_onnx < 13) {
+    risks.push_back(make_risk("onnx.intake.opset_below_13", "high",
+                              "ai.onnx opset " + std::to_string(ai_onnx) + " is below 13: QDQ quantization needs opset 13 or newer.",
+                              "Run onnx.version_converter.convert_version(model, 13) (19+ for INT4/FP8), then re-run intake."));
+  } else if (ai_onnx >= 13 && ai_onnx < 19) {
+    risks.push_back(make_risk("onnx.intake.opset_below_19", "low",
+                              "ai.onnx opset " + std::to_string(ai_onnx) + " is below 19: fine for INT8/INT16, but INT4/FP8 QDQ needs opset 19+.",
+                              "Only for INT4/FP8 presets: run onnx.version_converter.convert_version(model, 19), then re-run intake."));
+  }
+
+  // Domains actually used by nodes (imports of unused domains do not count).
+  Json custom_domains = Json::array();
+  for (const auto& [domain, n] : f.domain_op_counts) {
+    if (domain.empty() || domain == "ai.onnx" || domain == "ai.onnx.ml" || domain == "ai.onnx.preview.training") continue;
+    custom_domains.push_back(domain);
+  }
+
+  // Quantized forms.
+  if (f.has_qdq) {
+    std::string forms;
+    for (const auto& q : f.quantized_op_forms) forms += (forms.empty() ? "" : ", ") + q;
+    risks.push_back(make_risk("onnx.intake.already_quantized", "high",
+                              "The model is already quantized (" + forms + "). Quantizing it again compounds the error; no plan is produced for it.",
+                              "Start from the float model, or remove the existing QDQ first (python -m quark.onnx.tools.remove_qdq; Quark 0.12 ships remove_qdq_between_ops), then re-run intake on the cleaned model."));
+  }
+  if (f.has_quark_custom) {
+    risks.push_back(make_risk("onnx.intake.quark_custom_ops", "high",
+                              "The model already holds Quark custom quantization ops: it went through Quark before.",
+                              "Quantize the original float model instead, or remove the Quark ops (python -m quark.onnx.tools.remove_qdq), then re-run intake."));
+  }
+  for (const auto& d : custom_domains) {
+    std::string ds = d.get<std::string>();
+    if (ds == "com.amd.quark" || ds == "com.vai.quantize") continue;  // covered above
+    std::string msg = "Nodes in custom domain '" + ds + "': they need their runtime's kernels at inference and are not quantized by default.";
+    std::string hint = "Check the target runtime provides '" + ds + "' kernels; restrict op_types_to_quantize to standard ops.";
+    if (ds == "com.microsoft") {
+      msg = "Nodes in domain 'com.microsoft': the model was already processed by ONNX Runtime tooling (fusions or quantization); do not naively re-quantize it.";
+      hint = "Prefer the original exported model; otherwise curate op_types_to_quantize to standard ops and verify the contrib ops exist on the target EP.";
+    }
+    risks.push_back(make_risk("onnx.intake.custom_domain", "medium", msg, hint));
+  }
+
+  // Inputs/outputs and shapes.
+  bool dynamic = false;
+  std::vector<std::string> dynamic_inputs;
+  for (const auto& in : f.inputs) {
+    bool d = !in.has_shape;
+    for (const auto& dim : in.dims) d = d || dim_dynamic(dim);
+    if (d) {
+      dynamic = true;
+      dynamic_inputs.push_back(in.name);
+    }
+  }
+  std::string layout = layout_guess(f.inputs);
+  if (dynamic) {
+    std::string names;
+    for (const auto& n : dynamic_inputs) names += (names.empty() ? "" : ", ") + n;
+    // A ready-to-edit --fix_shapes value: known dims kept, dynamic ones named.
+    std::string shapes;
+    for (const auto& in : f.inputs) {
+      std::string dims;
+      for (const auto& dim : in.dims)
+        dims += (dims.empty() ? "" : ",") + (dim.has_value && dim.value > 0 ? std::to_string(dim.value) : "<" + (dim.param.empty() ? std::string("?") : dim.param) + ">");
+      shapes += (shapes.empty() ? "" : ";") + in.name + ":[" + dims + "]";
+    }
+    std::string stem = abs.stem().string();
+    if (npu)
+      risks.push_back(make_risk("onnx.intake.dynamic_dims_npu", "high",
+                                "Inputs with dynamic dimensions (" + names + ") cannot be compiled for the Ryzen AI NPU.",
+                                "Fix the shapes (replace each <dim> with its deployment size): python -m quark.onnx.tools.fix_shapes --input_model_path " +
+                                    abs.filename().string() + " --output_model_path " + stem + "_fixed.onnx --fix_shapes '" + shapes + "', then re-run intake."));
+    else
+      risks.push_back(make_risk("onnx.intake.dynamic_dims", "low",
+                                "Inputs with dynamic dimensions (" + names + "): the calibration data reader must produce concrete shapes.",
+                                "Feed calibration batches with the shapes used at deployment (or fix them with quark.onnx.tools.fix_shapes)."));
+  }
+  if (layout == "NCHW" && target == "npu_cnn")
+    risks.push_back(make_risk("onnx.intake.nchw_npu_cnn", "high",
+                              "Inputs are NCHW. The AMD NPU CNN target expects NHWC.",
+                              "Run python -m quark.onnx.tools.convert_nchw_to_nhwc " + abs.filename().string() + " " + abs.stem().string() + "_nhwc.onnx, then re-run intake."));
+
+  // Weights.
+  Json by_dtype = Json::object();
+  uint64_t total_params = 0, float_params = 0, fp16_params = 0;
+  for (const auto& [dt, n] : f.params_by_dtype) {
+    by_dtype[onnx::dtype_name(dt)] = n;
+    total_params += n;
+    if (dt == 1 || dt == 10 || dt == 11 || dt == 16) float_params += n;
+    if (dt == 10) fp16_params += n;
+  }
+  if (float_params > 0 && fp16_params == float_params)
+    risks.push_back(make_risk("onnx.intake.fp16_model", "medium",
+                              "All floating-point weights are FP16: calibrators that need FP32 (and Quark's optimize_model) do not run on FP16 graphs.",
+                              "Convert first: python -m quark.onnx.tools.convert_fp16_to_fp32 --input " + abs.filename().string() + " --output " + abs.stem().string() + "_fp32.onnx (or set extra option ConvertFP16ToFP32=true)."));
+
+  // Op histograms (every graph, subgraphs included).
+  const auto& ops = f.op_counts;
+  // Quantized forms count as their float op in the architecture guess, so an
+  // already-quantized CNN (ConvInteger, QLinearConv) is still a CNN.
+  auto sum = [&](std::initializer_list<const char*> names) {
+    uint64_t n = 0;
+    for (const char* k : names) n += count(ops, k) + count(ops, std::string("com.microsoft::") + k);
+    return n;
+  };
+  uint64_t conv = sum({"Conv", "ConvInteger", "QLinearConv"});
+  uint64_t mm = sum({"MatMul", "MatMulInteger", "QLinearMatMul", "MatMulNBits", "MatMulIntegerToFloat", "DynamicQuantizeMatMul"});
+  uint64_t gemm = sum({"Gemm", "QGemm"});
+  bool recurrent = false;
+  for (const auto& r : cat.onnx()["recurrent_op_types"]) recurrent = recurrent || count(ops, r.get<std::string>()) > 0;
+  // The seed's ordered classifier, with recurrent ops checked first (see the
+  // catalog's differences_from_newer_quark).
+  std::string arch;
+  if (recurrent) arch = "recurrent";
+  else if (conv > 5 * mm) arch = "cnn";
+  else if (mm + gemm > 5 * conv) arch = "transformer";
+  else if (conv > 0 && mm > 0) arch = "hybrid";
+  else arch = "unknown";
+
+  Json op_counts = Json::object();
+  std::vector<std::pair<std::string, uint64_t>> sorted(ops.begin(), ops.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  for (const auto& [k, v] : sorted) op_counts[k] = v;
+  Json quantizable = Json::object();
+  for (const auto& k : cat.onnx()["quantizable_op_types"]) quantizable[k.get<std::string>()] = count(ops, k);
+  uint64_t linear = 0;
+  for (const auto& k : cat.onnx()["linear_op_types"]) linear += count(ops, k);
+
+  if (recurrent)
+    risks.push_back(make_risk("onnx.intake.recurrent_ops", "medium",
+                              "The model holds recurrent ops (LSTM/GRU/RNN): Quark's standard presets leave them in float, so only the surrounding Conv/Gemm/MatMul get quantized.",
+                              "Expect a smaller speed-up; keep the recurrent cells in float or check ExtendedLSTM support in the installed Quark."));
+  if (arch == "unknown")
+    risks.push_back(make_risk("onnx.intake.architecture_unknown", "medium",
+                              "No Conv, MatMul, Gemm or recurrent op dominates: the architecture is unknown, so no preset is guessed.",
+                              "Look at op_counts and tell the planner which path to follow (CNN, transformer or hybrid)."));
+  if (f.subgraph_count > 0) {
+    uint64_t sub_nodes = 0;
+    for (const auto& n : f.nodes) sub_nodes += n.in_subgraph ? 1 : 0;
+    risks.push_back(make_risk("onnx.intake.subgraphs", "low",
+                              std::to_string(f.subgraph_count) + " control-flow subgraphs (If/Loop/Scan) hold " + std::to_string(sub_nodes) +
+                                  " nodes: Quark leaves them unquantized unless extra option EnableSubgraph is set.",
+                              "Set extra_options.EnableSubgraph=true in the plan to quantize inside subgraphs, or accept them in float."));
+  }
+  if (target == "npu_cnn" && (arch == "transformer" || arch == "hybrid" || mm > 0))
+    risks.push_back(make_risk("onnx.intake.npu_cnn_matmul", "medium",
+                              "The graph has " + std::to_string(mm) + " MatMul ops: the NPU CNN target does not run MatMul-based attention.",
+                              "Use target npu_transformer for transformer models, or expect MatMul parts to fall back to CPU."));
+  if (target == "npu_transformer") {
+    for (const auto& [k, v] : ops)
+      if (k.find("Attention") != std::string::npos && k.find("::") != std::string::npos)
+        risks.push_back(make_risk("onnx.intake.npu_transformer_custom_attention", "medium",
+                                  "Custom attention kernel '" + k + "' is not supported by the NPU transformer flow.",
+                                  "Export the model without fused attention kernels (plain MatMul/Softmax), then re-run intake."));
+  }
+  Json exclude_defaults = Json::array();
+  for (const auto& fp : f.final_producers) {
+    risks.push_back(make_risk("onnx.intake.final_classifier", "low",
+                              "The final " + fp.op_type + " '" + fp.name + "' produces a model output: quantizing the classifier head often costs accuracy.",
+                              "If accuracy drops, add '" + fp.name + "' to nodes_to_exclude in the plan."));
+  }
+
+  // Preset candidates: target x architecture, filtered by the target's gate and
+  // by custom-op availability (block formats need the Quark custom-ops library).
+  Json candidates = Json::array();
+  if (arch != "unknown") {
+    std::string tkey = target.empty() ? "unknown" : target;
+    bool suppressed = false;
+    for (const auto& name : cat.onnx_preset_candidates(tkey, arch)) {
+      const Json* p = cat.onnx_preset(name);
+      if (!p) continue;
+      if (!target.empty() && !cat.preset_allowed_on(*p, target)) continue;
+      if ((*p)["needs_custom_ops"].get<bool>() && ctx.custom_ops_compile_ok == false) {
+        suppressed = true;
+        continue;
+      }
+      candidates.push_back(name);
+    }
+    if (suppressed)
+      risks.push_back(make_risk("onnx.intake.block_formats_suppressed", "medium",
+                                "Block-format presets (BFP16/MX*) were left out: onnx_install_result.json says the Quark custom-ops library failed to compile.",
+                                "Fix the custom-ops build with quark-onnx-install (python -c \"import quark.onnx.operators.custom_ops\"), then re-run intake."));
+  }
+
+  // Severity order: high first.
+  auto rank = [](const Json& r) { return r["severity"] == "high" ? 0 : r["severity"] == "medium" ? 1 : 2; };
+  std::vector<Json> rv(risks.begin(), risks.end());
+  std::stable_sort(rv.begin(), rv.end(), [&](const Json& a, const Json& b) { return rank(a) < rank(b); });
+
+  Json a;
+  a["analysis_status"] = partial.empty() ? "complete" : "partial";
+  if (!partial.empty()) a["partial_reasons"] = partial;
+  Json& m = a["model"];
+  m["model_path"] = abs.string();
+  m["model_type"] = "onnx";
+  m["loading_class"] = "onnx.load";
+  m["estimated_size_gb"] = size_gb;
+  m["file_size_bytes"] = map.size();
+  Json& o = m["onnx_specific"];
+  o["ir_version"] = f.ir_version;
+  o["producer_name"] = f.producer_name;
+  o["producer_version"] = f.producer_version;
+  o["opsets"] = opsets;
+  o["uses_external_data"] = !f.external.empty();
+  o["external_data_files"] = ext_files;
+  o["external_data_bytes"] = ext_bytes;
+  o["inputs"] = io_json(f.inputs);
+  o["outputs"] = io_json(f.outputs);
+  o["input_layout_guess"] = layout;
+  o["has_dynamic_dims"] = dynamic;
+  o["has_qdq_already"] = f.has_qdq;
+  o["has_quark_custom_ops"] = f.has_quark_custom;
+  o["architecture_guess"] = arch;
+  o["node_count"] = f.node_count;
+  o["subgraph_count"] = f.subgraph_count;
+  o["function_count"] = f.function_count;
+  o["initializer_count"] = f.initializer_count;
+  o["quantized_op_types"] = std::vector<std::string>(f.quantized_op_forms.begin(), f.quantized_op_forms.end());
+  o["custom_domains"] = custom_domains;
+  o["weights"] = {{"total_params", total_params}, {"by_dtype", by_dtype}, {"in_constant_nodes", f.params_in_constant_nodes}};
+  Json names = Json::array();
+  for (const auto& n : f.nodes)
+    if (!n.name.empty()) names.push_back(n.name);
+  o["node_names"] = names;
+  Json& q = a["quantization_targets"];
+  q["linear_layer_count"] = linear;
+  q["exclude_defaults"] = exclude_defaults;
+  q["onnx_specific"] = {{"op_counts", op_counts},
+                        {"quantizable_op_counts", quantizable},
+                        {"preset_candidates", candidates},
+                        {"exclude_defaults", exclude_defaults}};
+  a["risks"] = rv;
+  a["intake"] = {{"tool", "quarkplan"},
+                 {"catalog_quark_version", cat.version_stamp()},
+                 {"deployment_target", target.empty() ? Json(nullptr) : Json(target)},
+                 {"deployment_target_source", ctx.target_source.empty() ? Json(nullptr) : Json(ctx.target_source)},
+                 {"custom_ops_compile_ok", ctx.custom_ops_compile_ok ? Json(*ctx.custom_ops_compile_ok) : Json(nullptr)}};
+  return a;
+}
+
+}  // namespace
+
+std::unique_ptr<ModelReader> make_onnx_reader(const std::string& onnx_file) {
+  return std::make_unique<OnnxModelReader>(onnx_file);
+}
+
+}  // namespace quarkplan

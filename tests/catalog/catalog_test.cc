@@ -1,0 +1,63 @@
+// The embedded catalog: valid against its schemas, complete, and overridable.
+#include <gtest/gtest.h>
+
+#include "catalog/catalog.h"
+#include "common/error.h"
+#include "common/resources.h"
+#include "support/test_support.h"
+
+using namespace qp_test;
+using quarkplan::Catalog;
+using quarkplan::Json;
+
+TEST(Catalog, EmbeddedFilesMatchTheirSchemas) {
+  const Catalog& c = Catalog::load();
+  EXPECT_TRUE(quarkplan::validate_against_schema(c.onnx(), "schemas/catalog_onnx.schema.json").empty());
+  EXPECT_TRUE(quarkplan::validate_against_schema(c.torch(), "schemas/catalog_torch.schema.json").empty());
+  EXPECT_TRUE(quarkplan::validate_against_schema(c.hardware(), "schemas/catalog_hardware.schema.json").empty());
+  for (const Json* j : {&c.onnx(), &c.torch(), &c.hardware()})
+    EXPECT_FALSE((*j)["quark_version"].get<std::string>().empty());
+}
+
+TEST(Catalog, HoldsEveryQuarkFact) {
+  const Catalog& c = Catalog::load();
+  EXPECT_EQ(c.onnx()["presets"].size(), 65u);  // DefaultConfigMapping @6cb02c72
+  EXPECT_EQ(c.torch()["schemes"].size(), 26u);  // 26 distinct schemes ...
+  EXPECT_NE(c.torch_scheme("fp4_block16_scale_e4m3"), nullptr);  // ... + the legacy alias
+  EXPECT_EQ((*c.torch_scheme("fp4_block16_scale_e4m3"))["name"], "nvfp4");
+  EXPECT_EQ(c.torch()["templates"].size(), 41u);
+  EXPECT_EQ(c.torch()["algorithms"].size(), 7u);
+  EXPECT_EQ(c.torch()["kv_cache"]["schemes"], Json::array({"fp8"}));
+  // Every preset named anywhere in the ONNX catalog exists.
+  for (const auto& row : c.onnx()["preset_candidates"])
+    for (const auto& p : row["presets"]) EXPECT_NE(c.onnx_preset(p), nullptr) << p;
+  for (const auto& row : c.onnx()["decision_guide"])
+    for (const auto& p : row["presets"]) EXPECT_NE(c.onnx_preset(p), nullptr) << p;
+  for (const auto& t : c.onnx()["deployment_targets"]) EXPECT_NE(c.onnx_preset(t["closest_alternative"]), nullptr);
+  for (const auto& row : c.torch()["decision_guide"]) EXPECT_NE(c.torch_scheme(row["scheme"]), nullptr) << row["scheme"];
+  // Block formats are exactly the seed's {BFP16*, MX*, MXFP*, MXINT8*, BF16_*BFP*, BF16_*MXINT8*}.
+  for (const auto& p : c.onnx()["presets"]) {
+    std::string n = p["name"];
+    bool block = n.rfind("BFP16", 0) == 0 || n.rfind("MX", 0) == 0 ||
+                 (n.rfind("BF16_", 0) == 0 && (n.find("BFP") != std::string::npos || n.find("MXINT8") != std::string::npos));
+    EXPECT_EQ(p["needs_custom_ops"].get<bool>(), block) << n;
+  }
+  EXPECT_EQ(c.canonical_preset("mxfp4"), "MXFP4E2M1");
+  EXPECT_EQ(c.canonical_preset("xint8"), "XINT8");
+  EXPECT_EQ(c.canonical_calibration("MinMSE"), "PowerOfTwo_MinMSE");
+  EXPECT_EQ(c.canonical_calibration("nonsense"), "");
+}
+
+TEST(Catalog, DirectoryOverridesAFileAndIsValidated) {
+  TempDir d;
+  Json onnx = Catalog::load().onnx();
+  onnx["quark_version"] = "9.9-test";
+  write_file(d / "onnx.json", onnx.dump());
+  const Catalog& c = Catalog::load(d.path().string());
+  EXPECT_EQ(c.onnx()["quark_version"], "9.9-test");
+  EXPECT_EQ(c.torch()["templates"].size(), 41u);  // not overridden: embedded
+  TempDir bad;
+  write_file(bad / "onnx.json", R"({"catalog":"onnx","presets":[]})");
+  EXPECT_THROW(Catalog::load(bad.path().string()), quarkplan::InputError);
+  EXPECT_THROW(Catalog::load((d / "missing").string()), quarkplan::InputError);
+}

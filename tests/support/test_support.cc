@@ -1,0 +1,98 @@
+#include "support/test_support.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace qp_test {
+
+TempDir::TempDir() {
+  std::random_device rd;
+  path_ = fs::temp_directory_path() / ("quarkplan_test_" + std::to_string(rd()) + std::to_string(::getpid()));
+  fs::create_directories(path_);
+}
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+namespace {
+std::string drain(int fd) {
+  std::string s;
+  std::array<char, 65536> buf;
+  ssize_t n;
+  while ((n = ::read(fd, buf.data(), buf.size())) > 0) s.append(buf.data(), static_cast<size_t>(n));
+  return s;
+}
+}  // namespace
+
+RunResult run_quarkplan(const std::vector<std::string>& args, const fs::path& cwd, const std::string& input) {
+  TempDir io;
+  fs::path out = io / "out", err = io / "err", in = io / "in";
+  write_file(in, input);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::chdir(cwd.c_str()) != 0) _exit(127);
+    int fin = ::open(in.c_str(), O_RDONLY);
+    int fout = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int ferr = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fin, 0);
+    ::dup2(fout, 1);
+    ::dup2(ferr, 2);
+    std::vector<char*> argv;
+    std::string bin = QUARKPLAN_BINARY;
+    argv.push_back(bin.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::setenv("NO_COLOR", "1", 1);
+    ::execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+void write_file(const fs::path& p, const std::string& content) {
+  if (p.has_parent_path()) fs::create_directories(p.parent_path());
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(content.data(), static_cast<std::streamsize>(content.size()));
+  if (!f) throw std::runtime_error("cannot write " + p.string());
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+fs::path model_cache() {
+  if (const char* c = std::getenv("QUARKPLAN_MODEL_CACHE")) return c;
+  if (const char* h = std::getenv("HOME")) return fs::path(h) / ".cache" / "quarkplan" / "models";
+  return {};
+}
+
+fs::path real_model(const std::string& relative) {
+  fs::path p = model_cache() / relative;
+  if (!fs::exists(p))
+    throw std::runtime_error("real model " + p.string() + " is missing: run scripts/fetch_models.sh first");
+  return p;
+}
+
+fs::path source_dir() { return QUARKPLAN_SOURCE_DIR; }
+fs::path testdata(const std::string& relative) { return source_dir() / "tests" / "data" / relative; }
+
+}  // namespace qp_test
