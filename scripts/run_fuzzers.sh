@@ -9,7 +9,9 @@ secs="${1:-20}"
 command -v clang++ >/dev/null || { echo "clang++ missing: scripts/setup.sh --fuzz" >&2; exit 1; }
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DQUARKPLAN_FUZZ=ON \
   -DQUARKPLAN_TESTS=OFF -DQUARKPLAN_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C build-fuzz -j "${JOBS:-2}" >/dev/null
+targets=$(for f in fuzz/*_fuzz.cc; do basename "$f" .cc; done)
+# shellcheck disable=SC2086
+ninja -C build-fuzz -j "${JOBS:-2}" $targets >/dev/null
 for bin in build-fuzz/fuzz/*_fuzz; do
   name="$(basename "$bin" _fuzz)"
   corpus="fuzz/corpus/${name%_reader}"
