@@ -12,6 +12,8 @@ command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get inst
 /usr/bin/python3 -c "import onnx" 2>/dev/null || { echo "needs python3-onnx (scripts/setup.sh --bench)" >&2; exit 1; }
 [ -x "$build/bench/gen_bench_models" ] || { echo "build first (./quarkplan.sh build)" >&2; exit 1; }
 [ -f "$models/big_embedded.onnx" ] || "$build/bench/gen_bench_models" "$models" >&2
+[ -f "$models/deepseek-v3/model.safetensors.index.json" ] ||
+  "$build/bench/gen_hf_shards" "$root/tests/data/hf/deepseek-v3/config.json" "$models/deepseek-v3" >&2
 
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # median wall seconds and max peak KB over $runs runs of "$@"
@@ -41,4 +43,9 @@ for m in big_embedded.onnx decoder/model.onnx; do
   ratio=$(awk -v a="$pt" -v b="$qt" 'BEGIN { if (b < 0.0005) b = 0.0005; printf "%.0fx", a / b }')
   printf '%-34s %12s %12.1f %12s %12.1f %9s\n' "$m ($(du -h --apparent-size "$models/$m" | cut -f1))" "$qt" "$(awk -v k="$qp" 'BEGIN{print k/1024}')" "$pt" "$(awk -v k="$pp" 'BEGIN{print k/1024}')" "$ratio"
 done
+m=deepseek-v3
+read -r qt qp < <(measure "$build/quarkplan" intake "$models/$m" -o "$tmp/a.json")
+read -r pt pp < <(measure /usr/bin/python3 "$root/bench/python_safetensors_baseline.py" "$models/$m")
+ratio=$(awk -v a="$pt" -v b="$qt" 'BEGIN { printf "%.1fx", a / b }')
+printf '%-34s %12s %12.1f %12s %12.1f %9s\n' "$m (163 shards, HF)" "$qt" "$(awk -v k="$qp" 'BEGIN{print k/1024}')" "$pt" "$(awk -v k="$pp" 'BEGIN{print k/1024}')" "$ratio"
 echo "(times: median wall seconds, hyperfine when installed, else /usr/bin/time; peak: max RSS over the runs)"

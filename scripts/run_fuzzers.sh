@@ -15,6 +15,7 @@ ninja -C build-fuzz -j "${JOBS:-2}" $targets >/dev/null
 for bin in build-fuzz/fuzz/*_fuzz; do
   name="$(basename "$bin" _fuzz)"
   corpus="fuzz/corpus/${name%_reader}"
+  [ "$name" = onnx_reader ] || corpus="fuzz/corpus/$name"
   [ -d "$corpus" ] || corpus="fuzz/corpus/$name"
   work="$(mktemp -d)"
   echo "fuzzing $name for ${secs}s (seeds: $corpus)"

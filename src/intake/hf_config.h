@@ -1,0 +1,45 @@
+// hf_config: the facts of a Hugging Face config.json that planning needs,
+// normalised across families (num_layers/n_layer/num_hidden_layers, nested
+// text_config/llm_config/language_config of multimodal wrappers, MoE and MLA
+// keys) — never running any of the repository's code.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+
+namespace quarkplan::hf {
+
+struct Config {
+  Json raw;                  // the whole config.json
+  std::string model_type;    // top-level model_type, else architectures[0]
+  std::string text_model_type;  // of the language sub-config, when nested
+  std::vector<std::string> architectures;
+  std::optional<int64_t> num_hidden_layers, hidden_size, intermediate_size, num_attention_heads,
+      num_key_value_heads, head_dim, vocab_size;
+  bool tie_word_embeddings = false;
+  // MoE
+  std::optional<int64_t> num_experts, num_experts_per_tok, moe_intermediate_size, shared_experts,
+      shared_expert_intermediate_size, first_k_dense, moe_layer_freq;
+  bool moe_step_one_based = false;  // decoder_sparse_step / interleave_moe_layer_step
+  std::vector<int64_t> mlp_only_layers;
+  // MLA (DeepSeek-style latent attention)
+  std::optional<int64_t> kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim;
+  // Hybrid models: per-layer kinds ("full_attention", "linear_attention", "mamba", ...)
+  std::vector<std::string> layer_types;
+  std::string dtype;          // torch_dtype / dtype of the text model ("bfloat16", ...)
+  std::string transformers_version;
+  bool has_auto_map = false;
+  std::optional<std::string> quant_method;  // quantization_config.quant_method
+  Json quantization_config;
+  std::vector<std::string> modalities;      // "text" + vision/audio/image/video sub-configs
+  std::vector<std::string> sources;         // where each fact came from, for the record
+};
+
+// Parses config.json text (file named for errors). Throws InputError when the
+// text is not a JSON object or names no model type.
+Config parse_config(const std::string& text, const std::string& file);
+
+}  // namespace quarkplan::hf

@@ -1,0 +1,20 @@
+// Module names kept compactly: numeric path components collapse into ranges,
+// so 91,000 DeepSeek-V3 names become a few dozen entries such as
+// "model.layers.{3..60}.mlp.experts.{0..255}.gate_proj". Patterns are matched
+// (fnmatch, as Quark does) against the expanded names.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace quarkplan {
+
+std::vector<std::string> collapse_module_names(const std::vector<std::string>& names);
+std::vector<std::string> expand_module_names(const std::vector<std::string>& collapsed);
+
+// fnmatch(3) without FNM_PATHNAME: '*' crosses dots, as in Quark's matching.
+bool glob_match(const std::string& pattern, const std::string& name);
+
+// Quark's exclude semantics: a pattern p not ending in ".*" also matches p + ".*".
+bool quark_pattern_matches(const std::string& pattern, const std::string& module);
+
+}  // namespace quarkplan
