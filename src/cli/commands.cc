@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "catalog/artifacts.h"
+#include "cli/guarded.h"
 #include "common/error.h"
 #include "common/files.h"
 #include "common/json.h"
@@ -13,27 +14,6 @@
 #include "ui/terminal.h"
 
 namespace quarkplan {
-
-namespace {
-
-// Runs `body`, mapping exceptions onto exit codes with a one-line message.
-template <typename Fn>
-int guarded(Fn&& body) {
-  try {
-    return body();
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "quarkplan: error: %s\n", e.what());
-    return kExitBadInput;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "quarkplan: error: %s\n", e.what());
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "quarkplan: internal error: %s\n", e.what());
-    return kExitInternal;
-  }
-}
-
-}  // namespace
 
 int run_intake_command(const IntakeArgs& args) {
   return guarded([&] {

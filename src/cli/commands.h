@@ -12,6 +12,22 @@ struct IntakeArgs {
 };
 int run_intake_command(const IntakeArgs& args);
 
+struct PlanArgs {
+  std::string model, analysis, output = "quant_plan.json", target, hardware, goal, export_format, preset, scheme, algorithm,
+      calib_method, kv_cache, calib_dataset, calib_data, eval, session, env, install_result, catalog_dir;
+  std::vector<std::string> excludes, layer_schemes, sets;
+  int64_t num_calib = -1, seq_len = -1, data_size = -1, batch_size = -1, context = 8192, batch = 1;
+  bool json = false, yes = false, insist = false, trust_remote_code = false, weight_stats = false;
+};
+int run_plan_command(const PlanArgs& args);
+
+struct CatalogArgs {
+  std::string flow;
+  bool json = false;
+  std::string catalog_dir;
+};
+int run_catalog_command(const CatalogArgs& args);
+
 struct ValidateArgs {
   std::vector<std::string> files;
   std::string kind;

@@ -27,6 +27,48 @@ int main(int argc, char** argv) {
   ci->add_flag("--weight-stats", intake.weight_stats, "scan the weights for per-layer outlier statistics");
   ci->add_flag("--trust-remote-code", intake.trust_remote_code, "approve running the repository's own code (auto_map)");
 
+  PlanArgs plan;
+  auto* cp = app.add_subcommand("plan", "Decide a Quark quantization plan and write quant_plan.json");
+  cp->add_option("MODEL", plan.model, "an .onnx file, a folder holding model.onnx, or a Hugging Face model folder");
+  cp->add_option("--analysis", plan.analysis, "plan from an existing model_analysis.json instead of a model");
+  cp->add_option("-o", plan.output, "where to write the plan")->default_val("quant_plan.json");
+  cp->add_flag("--json", plan.json, "print {plan, decision_table, risks, open_questions} as JSON on stdout");
+  cp->add_flag("--yes", plan.yes, "confirm up front (automation): the plan is written confirmed unless facts are missing");
+  cp->add_flag("--insist", plan.insist, "keep choices that break a hard gate, recording a high risk");
+  cp->add_option("--target", plan.target, "ONNX deployment target: cpu|cuda|rocm|npu_cnn|npu_transformer");
+  cp->add_option("--hardware", plan.hardware, "accelerator: mi300x mi325x mi355x h100 h200 b200 a100 rtx4090 cpu ...");
+  cp->add_option("--goal", plan.goal, "accuracy|balanced|size|experiment|mixed");
+  cp->add_option("--export", plan.export_format, "torch export format: hf|gguf|onnx");
+  cp->add_option("--preset", plan.preset, "ONNX preset (quarkplan catalog onnx)");
+  cp->add_option("--scheme", plan.scheme, "Torch scheme (quarkplan catalog torch)");
+  cp->add_option("--algorithm", plan.algorithm, "algorithm(s), comma-separated");
+  cp->add_option("--calib-method", plan.calib_method, "ONNX calibration method");
+  cp->add_option("--kv-cache", plan.kv_cache, "fp8|none");
+  cp->add_option("--exclude", plan.excludes, "Torch: layer pattern (replaces the template defaults); ONNX: node name")->allow_extra_args(false);
+  cp->add_option("--layer-scheme", plan.layer_schemes, "PATTERN=SCHEME per-pattern override")->allow_extra_args(false);
+  cp->add_option("--calib-dataset", plan.calib_dataset, "Torch calibration dataset");
+  cp->add_option("--num-calib", plan.num_calib, "Torch calibration samples");
+  cp->add_option("--seq-len", plan.seq_len, "Torch calibration sequence length");
+  cp->add_option("--data-size", plan.data_size, "ONNX calibration samples");
+  cp->add_option("--batch-size", plan.batch_size, "calibration batch size");
+  cp->add_option("--calib-data", plan.calib_data, "calibration data PATH, or none");
+  cp->add_option("--eval", plan.eval, "evaluation intent (torch: none|smoke|full; onnx: smoke|mlperf|mAP)");
+  cp->add_option("--set", plan.sets, "KEY=VALUE for any decision-table row")->allow_extra_args(false);
+  cp->add_flag("--trust-remote-code", plan.trust_remote_code, "approve running the model repository's own code");
+  cp->add_option("--context", plan.context, "context length for the KV-cache estimate")->default_val(8192);
+  cp->add_option("--batch", plan.batch, "batch for the KV-cache estimate")->default_val(1);
+  cp->add_flag("--weight-stats", plan.weight_stats, "scan the weights for outlier statistics");
+  cp->add_option("--session", plan.session, "session_context.json to read (target) and update");
+  cp->add_option("--env", plan.env, "env_context.json (accelerator)");
+  cp->add_option("--install-result", plan.install_result, "onnx_install_result.json (custom-ops availability)");
+  cp->add_option("--catalog", plan.catalog_dir, "a folder of catalog files that replace the embedded ones");
+
+  CatalogArgs catalog;
+  auto* cc = app.add_subcommand("catalog", "List presets / schemes / algorithms / methods with compatibility");
+  cc->add_option("FLOW", catalog.flow, "onnx or torch (both when omitted)");
+  cc->add_flag("--json", catalog.json, "print the catalog as JSON");
+  cc->add_option("--catalog", catalog.catalog_dir, "a folder of catalog files that replace the embedded ones");
+
   ValidateArgs validate;
   auto* cv = app.add_subcommand("validate", "Check artifacts against quarkplan's JSON schemas");
   cv->add_option("FILE", validate.files, "artifacts to check")->required();
@@ -42,5 +84,7 @@ int main(int argc, char** argv) {
   }
   if (ci->parsed()) return run_intake_command(intake);
   if (cv->parsed()) return run_validate_command(validate);
+  if (cp->parsed()) return run_plan_command(plan);
+  if (cc->parsed()) return run_catalog_command(catalog);
   return kExitBadInput;
 }

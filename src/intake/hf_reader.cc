@@ -273,7 +273,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   if (!cfg.num_hidden_layers || !cfg.hidden_size) partial.push_back("config.json lacks the layer count or hidden size");
 
   // Module names and linear count: exact from tensor names when known (rule 39).
-  std::vector<std::string> modules;
+  std::vector<LinearModule> modules;
   std::string names_source;
   bool fused_experts = false;
   if (!w.tensors.empty()) {
@@ -283,7 +283,18 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
     modules = linear_modules_from_config(cfg, tmpl);
     names_source = "config";
   }
-  std::vector<std::string> collapsed = collapse_module_names(modules);
+  std::vector<SizedName> sized;
+  uint64_t linear_params = 0;
+  for (const auto& lm : modules) {
+    sized.push_back({lm.name, lm.params, lm.in_features});
+    linear_params += lm.params;
+  }
+  std::vector<SizedName> collapsed = collapse_sized(sized);
+  Json names_json = Json::array(), shapes_json = Json::array();
+  for (const auto& c : collapsed) {
+    names_json.push_back(c.name);
+    shapes_json.push_back({c.params, c.in_features});
+  }
 
   // Parameters and size.
   ParamEstimate est = estimate_params(cfg, tc);
@@ -429,7 +440,9 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   q["has_non_linear_experts"] = fused_experts;
   q["needs_moe_preparation"] = is_moe;
   q["module_names_source"] = names_source;
-  q["module_names"] = collapsed;
+  q["module_names"] = names_json;
+  q["module_shapes"] = shapes_json;  // [params, in_features] per module of each entry
+  q["linear_params"] = linear_params;
   a["risks"] = rv;
   a["intake"] = {{"tool", "quarkplan"}, {"catalog_quark_version", tc["quark_version"]}, {"config_notes", cfg.sources}};
   return a;

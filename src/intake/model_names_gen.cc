@@ -39,6 +39,44 @@ void add_expert_linears(std::vector<std::string>& out, const std::string& expert
 
 }  // namespace
 
+LinearModule config_module_shape(const std::string& name, const hf::Config& cfg) {
+  const uint64_t H = static_cast<uint64_t>(cfg.hidden_size.value_or(0));
+  const uint64_t heads = static_cast<uint64_t>(cfg.num_attention_heads.value_or(1));
+  const uint64_t kvh = static_cast<uint64_t>(cfg.num_key_value_heads.value_or(static_cast<int64_t>(heads)));
+  const uint64_t hd = static_cast<uint64_t>(cfg.head_dim.value_or(heads ? static_cast<int64_t>(H / heads) : 0));
+  const uint64_t I = static_cast<uint64_t>(cfg.intermediate_size.value_or(static_cast<int64_t>(4 * H)));
+  const bool expert = name.find("expert") != std::string::npos;
+  const uint64_t Im = expert ? static_cast<uint64_t>(cfg.moe_intermediate_size.value_or(static_cast<int64_t>(I))) : I;
+  const uint64_t Is = name.find("shared_expert") != std::string::npos
+                          ? static_cast<uint64_t>(cfg.shared_expert_intermediate_size.value_or(static_cast<int64_t>(Im)))
+                          : Im;
+  const uint64_t V = static_cast<uint64_t>(cfg.vocab_size.value_or(0));
+  const uint64_t E = static_cast<uint64_t>(cfg.num_experts.value_or(1));
+  const uint64_t rope = static_cast<uint64_t>(cfg.qk_rope_head_dim.value_or(64));
+  const uint64_t nope = static_cast<uint64_t>(cfg.qk_nope_head_dim.value_or(128));
+  const uint64_t vd = static_cast<uint64_t>(cfg.v_head_dim.value_or(128));
+  const uint64_t kvr = static_cast<uint64_t>(cfg.kv_lora_rank.value_or(512));
+  const uint64_t qr = static_cast<uint64_t>(cfg.q_lora_rank.value_or(0));
+  std::string l = last_part(name);
+  auto m = [&](uint64_t out, uint64_t in) { return LinearModule{name, out * in, in}; };
+  if (l == "lm_head" || l == "output_layer" || l == "head") return m(V, H);
+  if (l == "q_a_proj") return m(qr, H);
+  if (l == "q_b_proj") return m(heads * (nope + rope), qr);
+  if (l == "kv_a_proj_with_mqa") return m(kvr + rope, H);
+  if (l == "kv_b_proj") return m(heads * (nope + vd), kvr);
+  if (l == "q_proj") return m(cfg.kv_lora_rank ? heads * (nope + rope) : heads * hd, H);
+  if (l == "k_proj" || l == "v_proj") return m(kvh * hd, H);
+  if (l == "o_proj" || l == "dense" || l == "out_proj" || l == "c_proj" && name.find("attn") != std::string::npos)
+    return m(H, cfg.kv_lora_rank ? heads * vd : heads * hd);
+  if (l == "qkv_proj" || l == "query_key_value" || l == "c_attn" || l == "Wqkv") return m((heads + 2 * kvh) * hd, H);
+  if (l == "gate_proj" || l == "up_proj" || l == "w1" || l == "w3" || l == "fc1" || l == "fc_in" || l == "dense_h_to_4h")
+    return m(Is, H);
+  if (l == "gate_up_proj") return m(2 * Is, H);
+  if (l == "down_proj" || l == "w2" || l == "fc2" || l == "fc_out" || l == "dense_4h_to_h" || l == "c_proj") return m(H, Is);
+  if (l == "gate" || l == "router" || l == "shared_expert_gate") return m(l == "shared_expert_gate" ? 1 : E, H);
+  return m(H, H);
+}
+
 bool is_moe_layer(const hf::Config& cfg, int64_t i) {
   if (!cfg.num_experts) return false;
   if (std::find(cfg.mlp_only_layers.begin(), cfg.mlp_only_layers.end(), i) != cfg.mlp_only_layers.end()) return false;
@@ -51,9 +89,9 @@ bool is_moe_layer(const hf::Config& cfg, int64_t i) {
   return true;
 }
 
-std::vector<std::string> linear_modules_from_tensors(const std::vector<LinearTensor>& tensors, const hf::Config& cfg,
-                                                     bool& fused) {
-  std::vector<std::string> out;
+std::vector<LinearModule> linear_modules_from_tensors(const std::vector<LinearTensor>& tensors, const hf::Config& cfg,
+                                                      bool& fused) {
+  std::vector<LinearModule> out;
   fused = false;
   const int64_t experts = cfg.num_experts.value_or(0);
   for (const auto& t : tensors) {
@@ -63,11 +101,23 @@ std::vector<std::string> linear_modules_from_tensors(const std::vector<LinearTen
     auto experts_pos = n.rfind("experts.");
     if (experts_pos != std::string::npos && n.find('.', experts_pos + 8) == std::string::npos) {
       std::string kind = n.substr(experts_pos + 8);
-      if (ends_with(kind, "_blocks")) kind = kind.substr(0, kind.size() - 7);
-      bool is_3d = t.shape_known ? t.shape.size() == 3 : true;
+      bool blocks = ends_with(kind, "_blocks");
+      if (blocks) kind = kind.substr(0, kind.size() - 7);
+      bool is_3d = t.shape_known && !blocks ? t.shape.size() == 3 : true;
       if (is_3d && (kind == "gate_up_proj" || kind == "down_proj" || kind == "up_proj" || kind == "gate_proj")) {
-        int64_t e = t.shape_known && t.shape.size() == 3 ? static_cast<int64_t>(t.shape[0]) : experts;
-        add_expert_linears(out, n.substr(0, experts_pos + 7), kind, e);
+        int64_t e = t.shape_known && t.shape.size() >= 3 ? static_cast<int64_t>(t.shape[0]) : experts;
+        std::string base = n.substr(0, experts_pos + 7);
+        std::vector<std::string> names;
+        add_expert_linears(names, base, kind, e);
+        for (auto& nm : names) {
+          LinearModule lm = config_module_shape(nm, cfg);
+          if (t.shape_known && t.shape.size() == 3 && !blocks) {
+            // Hugging Face stores fused experts as [E, in, out] (x @ W).
+            lm.params = t.shape[1] * t.shape[2] / (kind == "gate_up_proj" ? 2 : 1);
+            lm.in_features = t.shape[1];
+          }
+          out.push_back(lm);
+        }
         fused = true;
         continue;
       }
@@ -76,12 +126,13 @@ std::vector<std::string> linear_modules_from_tensors(const std::vector<LinearTen
     std::string module = n.substr(0, n.size() - 7);
     if (non_linear_module(module)) continue;
     if (t.shape_known && t.shape.size() != 2) continue;
-    out.push_back(module);
+    if (t.shape_known) out.push_back({module, t.shape[0] * t.shape[1], t.shape[1]});
+    else out.push_back(config_module_shape(module, cfg));
   }
   return out;
 }
 
-std::vector<std::string> linear_modules_from_config(const hf::Config& cfg, const Json* tmpl) {
+static std::vector<std::string> config_module_names(const hf::Config& cfg, const Json* tmpl) {
   std::vector<std::string> out;
   const int64_t layers = cfg.num_hidden_layers.value_or(0);
   std::string root = tmpl ? (*tmpl)["decoder_root"].get<std::string>() : "model.layers";
@@ -130,6 +181,12 @@ std::vector<std::string> linear_modules_from_config(const hf::Config& cfg, const
   }
   std::string lm = tmpl ? (*tmpl)["lm_head"].get<std::string>() : "lm_head";
   if (!cfg.tie_word_embeddings) out.push_back(lm);
+  return out;
+}
+
+std::vector<LinearModule> linear_modules_from_config(const hf::Config& cfg, const Json* tmpl) {
+  std::vector<LinearModule> out;
+  for (const auto& n : config_module_names(cfg, tmpl)) out.push_back(config_module_shape(n, cfg));
   return out;
 }
 

@@ -17,11 +17,20 @@ struct LinearTensor {
   bool shape_known = false;
 };
 
-// Module names of every Linear layer (experts included; fused 3-D expert
-// tensors expanded per expert as Quark's QuarkExperts names them).
-std::vector<std::string> linear_modules_from_tensors(const std::vector<LinearTensor>& tensors, const hf::Config& cfg,
-                                                     bool& fused_experts);
-std::vector<std::string> linear_modules_from_config(const hf::Config& cfg, const Json* tmpl);
+struct LinearModule {
+  std::string name;
+  uint64_t params = 0;       // out_features x in_features
+  uint64_t in_features = 0;  // K: per-channel scales cost scale_bits / K per weight
+};
+
+// Every Linear layer (experts included; fused 3-D expert tensors expanded per
+// expert as Quark's QuarkExperts names them), with its size: exact from
+// shapes when known, else from the config's dimensions.
+std::vector<LinearModule> linear_modules_from_tensors(const std::vector<LinearTensor>& tensors, const hf::Config& cfg,
+                                                      bool& fused_experts);
+std::vector<LinearModule> linear_modules_from_config(const hf::Config& cfg, const Json* tmpl);
+// The (params, in_features) of a Linear module named `name`, from the config.
+LinearModule config_module_shape(const std::string& name, const hf::Config& cfg);
 
 struct ParamEstimate {
   uint64_t total = 0;

@@ -138,6 +138,16 @@ std::vector<std::string> expand_module_names(const std::vector<std::string>& col
   return out;
 }
 
+std::vector<SizedName> collapse_sized(const std::vector<SizedName>& names) {
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<std::string>> buckets;
+  for (const auto& n : names) buckets[{n.params, n.in_features}].push_back(n.name);
+  std::vector<SizedName> out;
+  for (auto& [shape, list] : buckets)
+    for (auto& c : collapse_module_names(list)) out.push_back({c, shape.first, shape.second});
+  std::sort(out.begin(), out.end(), [](const SizedName& a, const SizedName& b) { return a.name < b.name; });
+  return out;
+}
+
 bool glob_match(const std::string& pattern, const std::string& name) {
   return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
 }

@@ -11,6 +11,14 @@ namespace quarkplan {
 std::vector<std::string> collapse_module_names(const std::vector<std::string>& names);
 std::vector<std::string> expand_module_names(const std::vector<std::string>& collapsed);
 
+// Names with a per-module size: collapsed separately per (params, in_features),
+// so every expanded name of an entry has the entry's size.
+struct SizedName {
+  std::string name;
+  uint64_t params = 0, in_features = 0;
+};
+std::vector<SizedName> collapse_sized(const std::vector<SizedName>& names);
+
 // fnmatch(3) without FNM_PATHNAME: '*' crosses dots, as in Quark's matching.
 bool glob_match(const std::string& pattern, const std::string& name);
 

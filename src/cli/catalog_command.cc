@@ -1,0 +1,105 @@
+// `quarkplan catalog [onnx|torch] [--json]`: the Quark facts quarkplan plans
+// with, and what works with what.
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "catalog/catalog.h"
+#include "cli/commands.h"
+#include "cli/guarded.h"
+#include "common/error.h"
+#include "common/strings.h"
+#include "ui/terminal.h"
+
+namespace quarkplan {
+
+namespace {
+
+std::string list(const Json& a) {
+  std::vector<std::string> v;
+  for (const auto& x : a) v.push_back(x.is_string() ? x.get<std::string>() : x.dump());
+  return join(v);
+}
+
+void print_onnx(const Catalog& c, const ui::Style& st) {
+  const Json& o = c.onnx();
+  std::printf("%s  (Quark %s)\n", st.bold("ONNX presets").c_str(), o["quark_version"].get<std::string>().c_str());
+  std::printf("  %-28s %-16s %-10s %-10s %-22s %s\n", "preset", "family", "act", "weight", "calibration", "targets / notes");
+  for (const auto& p : o["presets"]) {
+    std::vector<std::string> targets;
+    for (const auto& t : o["deployment_targets"])
+      if (c.preset_allowed_on(p, t["name"])) targets.push_back(t["name"]);
+    std::string notes = join(targets);
+    if (p["needs_custom_ops"].get<bool>()) notes += "; needs custom ops";
+    if (p["fast_finetune"].is_string()) notes += "; " + p["fast_finetune"].get<std::string>();
+    std::printf("  %-28s %-16s %-10s %-10s %-22s %s\n", p["name"].get<std::string>().c_str(), p["family"].get<std::string>().c_str(),
+                p["activation_type"].is_string() ? p["activation_type"].get<std::string>().c_str() : "-",
+                p["weight_type"].get<std::string>().c_str(), p["calibration"].get<std::string>().c_str(), notes.c_str());
+  }
+  std::printf("\n%s\n", st.bold("Deployment targets (hard gates)").c_str());
+  for (const auto& t : o["deployment_targets"])
+    std::printf("  %-16s families: %s; calibration: %s\n      %s\n", t["name"].get<std::string>().c_str(), list(t["allowed_families"]).c_str(),
+                t["required_calibration"].is_null() ? "any" : list(t["required_calibration"]).c_str(), t["why"].get<std::string>().c_str());
+  std::printf("\n%s\n", st.bold("Calibration methods").c_str());
+  for (const auto& m : o["calibration_methods"])
+    std::printf("  %-24s %s%s\n", m["name"].get<std::string>().c_str(), m["when"].get<std::string>().c_str(), m["power_of_two"].get<bool>() ? " (power of two)" : "");
+  std::printf("\n%s\n", st.bold("Algorithms").c_str());
+  for (const auto& a : o["algorithms"])
+    std::printf("  %-18s %-14s with: %s\n      %s\n", a["name"].get<std::string>().c_str(), a["kind"].get<std::string>().c_str(),
+                list(a["compatible_families"]).c_str(), a["description"].get<std::string>().c_str());
+}
+
+void print_torch(const Catalog& c, const ui::Style& st) {
+  const Json& t = c.torch();
+  std::printf("%s  (Quark %s)\n", st.bold("Torch schemes (--quant_scheme)").c_str(), t["quark_version"].get<std::string>().c_str());
+  std::printf("  %-22s %-10s %-11s %-12s %-7s %s\n", "scheme", "weights", "granularity", "activations", "bits/w", "use");
+  for (const auto& s : t["schemes"])
+    std::printf("  %-22s %-10s %-11s %-12s %-7.3f %s\n", s["name"].get<std::string>().c_str(), s["weight_dtype"].get<std::string>().c_str(),
+                (s["weight_granularity"].get<std::string>() + (s["group_size"].is_number() ? " " + s["group_size"].dump() : "")).c_str(),
+                s["activation_dtype"].is_string() ? (s["activation_dtype"].get<std::string>() + (s["activation_static"].get<bool>() ? " st" : " dyn")).c_str() : "-",
+                s["bits_per_weight"].get<double>(), s["use_case"].get<std::string>().c_str());
+  for (auto& [alias, target] : t["scheme_aliases"].items())
+    std::printf("  %-22s alias of %s\n", alias.c_str(), target.get<std::string>().c_str());
+  std::printf("\n%s\n", st.bold("Algorithms (--quant_algo)").c_str());
+  for (const auto& a : t["algorithms"])
+    std::printf("  %-16s with: %s\n      %s\n", a["name"].get<std::string>().c_str(), list(a["compatible_families"]).c_str(), a["description"].get<std::string>().c_str());
+  std::printf("\n%s: %s\n", st.bold("KV cache").c_str(), list(t["kv_cache"]["schemes"]).c_str());
+  std::printf("%s\n", st.bold("Model templates (exclude defaults; built-in algorithms)").c_str());
+  for (const auto& m : t["templates"])
+    std::printf("  %-16s %s; %s\n", m["model_type"].get<std::string>().c_str(), list(m["exclude_defaults"]).c_str(),
+                m["builtin_algorithms"].empty() ? "no algorithms" : list(m["builtin_algorithms"]).c_str());
+  std::printf("\n%s\n", st.bold("Hardware support (native / weight_only / emulated)").c_str());
+  for (const auto& a : c.hardware()["accelerators"]) {
+    std::vector<std::string> native;
+    for (auto& [fam, lvl] : a["support"].items())
+      if (lvl == "native") native.push_back(fam);
+    std::printf("  %-14s %-8s %s GiB, native: %s\n", a["name"].get<std::string>().c_str(), a["arch"].get<std::string>().c_str(),
+                a["memory_gib"].is_number() ? a["memory_gib"].dump().c_str() : "-", join(native).c_str());
+  }
+}
+
+}  // namespace
+
+int run_catalog_command(const CatalogArgs& a) {
+  return guarded([&] {
+    if (!a.flow.empty() && a.flow != "onnx" && a.flow != "torch") throw UsageError("catalog takes onnx or torch (got '" + a.flow + "')");
+    const Catalog& c = Catalog::load(a.catalog_dir);
+    if (a.json) {
+      Json j;
+      if (a.flow.empty() || a.flow == "onnx") j["onnx"] = c.onnx();
+      if (a.flow.empty() || a.flow == "torch") {
+        j["torch"] = c.torch();
+        j["hardware"] = c.hardware();
+      }
+      std::fputs(dump_json(j).c_str(), stdout);
+      return kExitOk;
+    }
+    ui::Style st{ui::use_color(stdout)};
+    if (a.flow.empty() || a.flow == "onnx") print_onnx(c, st);
+    if (a.flow.empty()) std::printf("\n");
+    if (a.flow.empty() || a.flow == "torch") print_torch(c, st);
+    return kExitOk;
+  });
+}
+
+}  // namespace quarkplan

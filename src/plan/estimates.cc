@@ -1,0 +1,172 @@
+#include "plan/estimates.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "intake/module_names.h"
+
+namespace quarkplan {
+
+double scheme_bits(const Json& scheme, uint64_t in_features) {
+  double bits = scheme["bits_per_weight"].get<double>();
+  double row = scheme.value("per_row_scale_bits", 0.0);
+  if (row > 0 && in_features > 0) bits += row / static_cast<double>(in_features);
+  return bits;
+}
+
+namespace {
+
+double dtype_bits(const std::string& dtype) {
+  if (dtype == "float32") return 32;
+  if (dtype.rfind("float8", 0) == 0) return 8;
+  return 16;
+}
+
+struct Module {
+  std::string name;
+  uint64_t params, in_features;
+};
+
+std::vector<Module> modules_of(const Json& q) {
+  std::vector<Module> out;
+  if (!q.contains("module_names") || !q.contains("module_shapes")) return out;
+  const Json& names = q["module_names"];
+  const Json& shapes = q["module_shapes"];
+  for (size_t i = 0; i < names.size() && i < shapes.size(); ++i) {
+    uint64_t p = shapes[i][0], k = shapes[i][1];
+    for (auto& n : expand_module_names({names[i].get<std::string>()})) out.push_back({std::move(n), p, k});
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_estimates(PlanState& s) {
+  const Json& m = s.analysis["model"];
+  const Json& q = s.analysis["quantization_targets"];
+  Json est = Json::object();
+  std::vector<Module> mods = modules_of(q);
+  const uint64_t total = m.value("total_params", uint64_t{0});
+  const double stored_bits = dtype_bits(m.value("dtype", Json("bfloat16")).is_string() ? m["dtype"].get<std::string>() : "bfloat16");
+  const double original_bytes = m["estimated_size_gb"].get<double>() * 1e9;
+  uint64_t linear = 0;
+  for (const auto& x : mods) linear += x.params;
+  const bool exact = m.value("params_method", "").rfind("exact", 0) == 0;
+  std::string method = exact ? "per Linear module from safetensors shapes" : "per Linear module from config.json dimensions";
+
+  Json weights = Json::array();
+  weights.push_back({{"scheme", "original"},
+                     {"bytes", static_cast<uint64_t>(original_bytes)},
+                     {"bits_per_weight_effective", total ? std::round(original_bytes * 8 / static_cast<double>(total) * 1000) / 1000 : 0.0},
+                     {"method", exact ? "exact from safetensors headers" : m.value("params_method", "estimated")}});
+  // Schemes to estimate: the chosen one, then the guide's alternatives.
+  std::vector<std::string> schemes;
+  if (s.plan["global_scheme"].is_string()) schemes.push_back(s.plan["global_scheme"]);
+  for (const auto& row : s.cat.torch()["decision_guide"])
+    if (!schemes.empty() && row["scheme"] == schemes[0])
+      for (const auto& a : row["alternatives"]) schemes.push_back(a);
+  for (const char* fallback : {"fp8", "int4_wo_128", "mxfp4"})
+    if (schemes.size() < 3 && !std::count(schemes.begin(), schemes.end(), fallback)) schemes.push_back(fallback);
+  if (schemes.size() > 3) schemes.resize(3);
+
+  const Json& excl = s.plan["exclude_layers"];
+  const Json& overrides = s.plan["layer_quant_config"];
+  std::vector<char> excluded(mods.size(), 0);
+  std::vector<const Json*> override_scheme(mods.size(), nullptr);
+  for (size_t i = 0; i < mods.size(); ++i) {
+    for (const auto& p : excl)
+      if (quark_pattern_matches(p, mods[i].name)) {
+        excluded[i] = 1;
+        break;
+      }
+    if (!excluded[i])
+      for (auto& [p, sch] : overrides.items())
+        if (quark_pattern_matches(p, mods[i].name)) override_scheme[i] = s.cat.torch_scheme(sch);
+  }
+  double chosen_bytes = 0;
+  for (size_t si = 0; si < schemes.size(); ++si) {
+    const Json* sc = s.cat.torch_scheme(schemes[si]);
+    if (!sc || mods.empty() || total == 0) continue;
+    double bits = static_cast<double>(total > linear ? total - linear : 0) * stored_bits;
+    for (size_t i = 0; i < mods.size(); ++i) {
+      const Json* use = excluded[i] ? nullptr : (si == 0 && override_scheme[i] ? override_scheme[i] : sc);
+      bits += static_cast<double>(mods[i].params) * (use ? scheme_bits(*use, mods[i].in_features) : stored_bits);
+    }
+    double bytes = bits / 8;
+    if (si == 0) chosen_bytes = bytes;
+    weights.push_back({{"scheme", schemes[si]},
+                       {"bytes", static_cast<uint64_t>(bytes)},
+                       {"bits_per_weight_effective", std::round(bits / static_cast<double>(total) * 1000) / 1000},
+                       {"method", method + (si == 0 ? "; exclusions and overrides of this plan applied" : "; this plan's exclusions applied") +
+                                      "; excluded and non-Linear tensors at " + std::to_string(static_cast<int>(stored_bits)) + " bits"}});
+  }
+  est["weights"] = weights;
+
+  // KV cache.
+  const Json& a = m.value("architecture", Json::object());
+  int64_t layers = m["num_hidden_layers"].is_number() ? m["num_hidden_layers"].get<int64_t>() : 0;
+  int64_t kv_layers = layers;
+  if (a.contains("layer_types") && a["layer_types"].is_array() && !a["layer_types"].empty()) {
+    kv_layers = 0;
+    for (const auto& t : a["layer_types"])
+      if (t == "full_attention" || t == "sliding_attention" || t == "attention") ++kv_layers;
+  }
+  bool fp8_kv = s.plan["kv_cache_scheme"].is_string();
+  double elem = fp8_kv ? 1 : stored_bits / 8;
+  uint64_t per_token = 0;
+  std::string kv_method;
+  if (a.contains("kv_lora_rank") && a["kv_lora_rank"].is_number()) {
+    per_token = static_cast<uint64_t>(static_cast<double>(kv_layers) *
+                                      static_cast<double>(a["kv_lora_rank"].get<int64_t>() + a.value("qk_rope_head_dim", Json(64)).get<int64_t>()) * elem);
+    kv_method = "MLA latent cache: layers x (kv_lora_rank + qk_rope_head_dim)";
+  } else if (a.contains("num_key_value_heads") && a["num_key_value_heads"].is_number() && a["head_dim"].is_number()) {
+    per_token = static_cast<uint64_t>(2.0 * static_cast<double>(kv_layers) * static_cast<double>(a["num_key_value_heads"].get<int64_t>()) *
+                                      static_cast<double>(a["head_dim"].get<int64_t>()) * elem);
+    kv_method = "2 x layers x kv_heads x head_dim";
+  }
+  if (per_token) {
+    uint64_t ctx = static_cast<uint64_t>(s.req.context), batch = static_cast<uint64_t>(s.req.batch);
+    est["kv_cache"] = {{"dtype", fp8_kv ? "fp8" : (stored_bits == 32 ? "float32" : "bfloat16")},
+                       {"bytes_per_token", per_token},
+                       {"context_length", ctx},
+                       {"batch", batch},
+                       {"bytes", per_token * ctx * batch},
+                       {"method", kv_method + (kv_layers != layers ? " (" + std::to_string(kv_layers) + " of " + std::to_string(layers) + " layers keep a KV cache)" : "")}};
+  } else {
+    est["kv_cache"] = nullptr;
+  }
+
+  // Fit: calibration loads the original model; deployment holds the quantized
+  // weights plus the KV cache.
+  if (s.accelerator && (*s.accelerator)["memory_gib"].is_number() && chosen_bytes > 0) {
+    uint64_t mem = static_cast<uint64_t>((*s.accelerator)["memory_gib"].get<double>() * 1073741824.0);
+    double factor = 1.1;
+    std::string algo = s.plan["algorithm"].is_string() ? s.plan["algorithm"].get<std::string>() : "";
+    for (const auto& al : s.cat.torch()["algorithms"])
+      if (algo.find(al["name"].get<std::string>()) != std::string::npos) factor = std::max(factor, 1.0 + al["calibration_memory_factor"].get<double>() / 10);
+    uint64_t calib = static_cast<uint64_t>(original_bytes * factor);
+    uint64_t deploy = static_cast<uint64_t>(chosen_bytes) + (est["kv_cache"].is_object() ? est["kv_cache"]["bytes"].get<uint64_t>() : 0);
+    uint64_t needed = std::max(calib, deploy);
+    est["fit"] = {{"accelerator", (*s.accelerator)["name"]},
+                  {"memory_bytes", mem},
+                  {"needed_bytes", needed},
+                  {"fits", needed <= mem},
+                  {"calibration_bytes", calib},
+                  {"deployment_bytes", deploy}};
+    if (deploy > mem)
+      s.risk("torch.device.strategy", "high",
+             "The quantized model and its KV cache need " + std::to_string(deploy / 1000000000) + " GB; one " +
+                 (*s.accelerator)["name"].get<std::string>() + " has " + std::to_string(mem / 1000000000) + " GB.",
+             "Deploy on several accelerators (tensor parallel), pick a smaller scheme, or shorten the context (--context).");
+    else if (calib > mem)
+      s.risk("torch.device.strategy", "medium",
+             "Calibration loads the original " + std::to_string(static_cast<uint64_t>(original_bytes / 1e9)) + " GB model, more than one " +
+                 (*s.accelerator)["name"].get<std::string>() + " holds.",
+             "Use --multi_gpu, fewer calibration samples, or --file2file_quantization for weight-only/dynamic schemes.");
+  } else {
+    est["fit"] = nullptr;
+  }
+  s.plan["estimates"] = est;
+}
+
+}  // namespace quarkplan

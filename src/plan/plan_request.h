@@ -1,0 +1,44 @@
+// What the user asked for: intent (target, hardware, goal, export) and every
+// decision they set themselves. Command-line flags (--preset, --scheme, ...)
+// and --set KEY=VALUE land in the same `choices` map, keyed by decision-table
+// row, so the rules see one source of user choices, and an interactive edit is
+// just another entry.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+
+#include "common/json.h"
+
+namespace quarkplan {
+
+struct PlanRequest {
+  std::string target;    // ONNX deployment target, "" when not given
+  std::string hardware;  // accelerator name (catalog/hardware.json), "" when not given
+  std::string goal;      // accuracy | balanced | size | experiment | mixed, "" when not given
+  std::string export_format;  // hf | gguf | onnx
+  std::map<std::string, Json> choices;  // decision row -> value the user chose
+  std::string calib_data;      // path, "none", or "" when not said
+  bool insist = false;         // keep choices that break a hard gate, recording the risk
+  bool trust_remote_code = false;
+  bool confirmed = false;      // --yes, or confirmed at the prompt
+  int64_t context = 8192;      // KV-cache estimate context length
+  int64_t batch = 1;           // KV-cache estimate batch
+  // Context files.
+  Json env_context;            // null when not given
+  std::optional<bool> custom_ops_compile_ok;
+  std::string target_source;   // where the target came from
+  std::string analysis_ref = "./model_analysis.json";
+  std::string catalog_dir;
+
+  const Json* choice(const std::string& key) const {
+    auto it = choices.find(key);
+    return it == choices.end() ? nullptr : &it->second;
+  }
+};
+
+// Decision rows a user may set, per flow (for --set and the interactive loop).
+const std::vector<std::string>& onnx_decision_keys();
+const std::vector<std::string>& torch_decision_keys();
+
+}  // namespace quarkplan

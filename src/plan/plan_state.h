@@ -1,0 +1,67 @@
+// The working state the rules read and write while a plan is decided.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "common/json.h"
+#include "plan/plan_request.h"
+
+namespace quarkplan {
+
+// A user choice that breaks a hard gate: refused (exit 2) unless the user
+// insists, which keeps it and records a high risk.
+struct Conflict {
+  std::string rule, decision, message, alternative;
+};
+
+struct PlanState {
+  const Json& analysis;
+  const Catalog& cat;
+  const PlanRequest& req;
+  Json plan = Json::object();
+  Json reasons = Json::object();      // decision -> "text [rule]"
+  Json risks = Json::array();
+  std::vector<std::string> open_questions;
+  std::vector<Conflict> conflicts;
+  bool draft = false;                 // facts are missing: a draft whatever the flags
+  bool refused = false;               // already quantized: no plan (exit 4)
+  std::string refusal;                // message + recovery when refused
+  std::vector<std::string> errors;    // bad input found by a rule (exit 2)
+  const Json* accelerator = nullptr;  // catalog entry of the resolved hardware (Torch)
+  std::vector<std::string> module_names;  // expanded lazily by modules()
+  bool modules_loaded = false;
+
+  PlanState(const Json& a, const Catalog& c, const PlanRequest& r) : analysis(a), cat(c), req(r) {}
+
+  void reason(const std::string& decision, const std::string& rule, const std::string& text) {
+    reasons[decision] = text + " [" + rule + "]";
+  }
+  void risk(const std::string& rule, const std::string& severity, const std::string& message, const std::string& hint) {
+    for (const auto& r : risks)
+      if (r["rule"] == rule && r["message"] == message) return;
+    risks.push_back({{"severity", severity}, {"message", message}, {"recovery_hint", hint}, {"rule", rule}});
+  }
+  void question(const std::string& q, bool makes_draft = true) {
+    for (const auto& x : open_questions)
+      if (x == q) return;
+    open_questions.push_back(q);
+    if (makes_draft) draft = true;
+  }
+  // A hard-gate violation by a user choice. With --insist the choice stays and
+  // a high risk is recorded; otherwise the plan is refused with the alternative.
+  void conflict(const std::string& rule, const std::string& decision, const std::string& message,
+                const std::string& alternative) {
+    if (req.insist) {
+      risk(rule, "high", message + " Kept because the user insisted.", "Closest viable alternative: " + alternative + ".");
+      return;
+    }
+    conflicts.push_back({rule, decision, message, alternative});
+  }
+  void error(const std::string& message) { errors.push_back(message); }
+
+  const Json* choice(const std::string& key) const { return req.choice(key); }
+  const std::vector<std::string>& modules();
+};
+
+}  // namespace quarkplan

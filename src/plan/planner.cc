@@ -1,0 +1,210 @@
+#include "plan/planner.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "common/strings.h"
+#include "plan/estimates.h"
+#include "plan/rules.h"
+
+namespace quarkplan {
+
+std::string plan_flow(const Json& analysis) {
+  return analysis.contains("model") && analysis["model"].value("model_type", "") == "onnx" ? "onnx" : "torch";
+}
+
+namespace {
+
+Json onnx_skeleton(const Json& a, const PlanRequest& req) {
+  Json p;
+  p["model"] = {{"model_type", "onnx"},
+                {"architecture_guess", a["model"]["onnx_specific"]["architecture_guess"]},
+                {"analysis_ref", req.analysis_ref}};
+  p["backend"] = "onnx";
+  p["deployment_target"] = nullptr;
+  p["preset"] = nullptr;
+  p["calibration"] = {{"method", nullptr}, {"data_size", 200}, {"batch_size", 1}};
+  p["algorithms"] = Json::array();
+  p["onnx_specific"] = {{"enable_npu_cnn", false},
+                        {"enable_npu_transformer", false},
+                        {"include_cle", false},
+                        {"include_fast_ft", false},
+                        {"op_types_to_quantize", nullptr},
+                        {"nodes_to_quantize", nullptr},
+                        {"nodes_to_exclude", nullptr},
+                        {"subgraphs_to_exclude", Json::array()},
+                        {"extra_options", Json::object()},
+                        {"use_external_data_format", false},
+                        {"execution_providers", Json::array({"CPUExecutionProvider"})}};
+  p["evaluation_intent"] = "smoke";
+  return p;
+}
+
+Json torch_skeleton(const Json& a, const PlanRequest& req) {
+  Json p;
+  p["model"] = {{"model_type", a["model"]["model_type"]}, {"analysis_ref", req.analysis_ref}};
+  p["backend"] = "torch";
+  p["global_scheme"] = nullptr;
+  p["kv_cache_scheme"] = nullptr;
+  p["exclude_layers"] = Json::array();
+  p["layer_quant_config"] = Json::object();
+  p["algorithm"] = nullptr;
+  p["calibration"] = {{"dataset", "pileval"}, {"num_calib_data", 128}, {"seq_len", 512}};
+  p["evaluation_intent"] = "smoke";
+  return p;
+}
+
+std::string value_text(const Json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+const Json* at_path(const Json& j, const std::string& path) {
+  const Json* cur = &j;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!cur->is_object() || !cur->contains(key)) return nullptr;
+    cur = &(*cur)[key];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return cur;
+}
+
+}  // namespace
+
+Json decision_table(const Json& plan) {
+  Json rows = Json::array();
+  const Json& reasons = plan.value("reasons", Json::object());
+  auto row = [&](const std::string& decision, const std::string& label) {
+    const Json* v = at_path(plan, decision);
+    Json r;
+    r["decision"] = label;
+    r["key"] = decision;
+    r["value"] = v ? *v : Json(nullptr);
+    std::string reason = reasons.contains(decision) ? reasons[decision].get<std::string>() : "";
+    if (decision == "onnx_specific.extra_options" && v && v->is_object())
+      for (auto& [k, x] : v->items()) {
+        std::string key = "onnx_specific.extra_options." + k;
+        if (reasons.contains(key)) reason += "; " + k + ": " + reasons[key].get<std::string>();
+      }
+    r["reason"] = reason;
+    rows.push_back(r);
+  };
+  if (plan.value("backend", "") == "onnx") {
+    for (const char* k : {"backend", "deployment_target", "preset", "calibration.method", "calibration.data_size", "calibration.batch_size",
+                          "algorithms", "onnx_specific.enable_npu_cnn", "onnx_specific.enable_npu_transformer", "onnx_specific.include_cle",
+                          "onnx_specific.op_types_to_quantize", "onnx_specific.use_external_data_format", "onnx_specific.extra_options",
+                          "evaluation_intent"})
+      row(k, k);
+    for (const char* k : {"onnx_specific.nodes_to_quantize", "onnx_specific.nodes_to_exclude"})
+      if (const Json* v = at_path(plan, k); v && !v->is_null()) row(k, k);
+    if (const Json* v = at_path(plan, "onnx_specific.subgraphs_to_exclude"); v && !v->empty()) row("onnx_specific.subgraphs_to_exclude", "onnx_specific.subgraphs_to_exclude");
+  } else {
+    row("global_scheme", "global_scheme");
+    row("kv_cache_scheme", "kv_cache_scheme");
+    row("exclude_layers", "exclude_layers");
+    row("layer_quant_config", "layer_quant_config");
+    row("algorithm", "algorithm");
+    row("calibration.dataset", "calibration_dataset");
+    row("calibration.num_calib_data", "num_calib_data");
+    row("calibration.seq_len", "seq_len");
+    row("evaluation_intent", "evaluation_intent");
+    row("hardware", "hardware");
+    row("trust_remote_code", "trust_remote_code");
+    row("device_strategy", "device_strategy");
+  }
+  // Estimates, when known.
+  if (plan.contains("estimates") && plan["estimates"].contains("weights") && plan["estimates"]["weights"].size() >= 2) {
+    const Json& w = plan["estimates"]["weights"];
+    Json r;
+    r["decision"] = "estimated_size";
+    r["key"] = "estimates.weights";
+    r["value"] = w[1]["bytes"];
+    r["reason"] = w[1]["scheme"].get<std::string>() + ": " + std::to_string(w[1]["bits_per_weight_effective"].get<double>()).substr(0, 4) +
+                  " bits/weight effective (stored model " + std::to_string(w[0]["bytes"].get<uint64_t>() / 1000000) + " MB) [" + "estimates.weights]";
+    rows.push_back(r);
+  }
+  for (auto& r : rows) r["value_text"] = value_text(r["value"]);
+  return rows;
+}
+
+void apply_set(PlanRequest& req, const std::string& flow, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) throw UsageError("--set takes KEY=VALUE (got '" + assignment + "')");
+  std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  // Aliases from the decision table labels and Quark's QConfig names.
+  static const std::map<std::string, std::string> aliases = {
+      {"calibration_dataset", "calibration.dataset"}, {"num_calib_data", "calibration.num_calib_data"},
+      {"seq_len", "calibration.seq_len"}, {"calibration_method", "calibration.method"}, {"data_size", "calibration.data_size"},
+      {"batch_size", "calibration.batch_size"}, {"scheme", "global_scheme"}, {"algo_config", "algorithms"},
+      {"exclude_nodes", "onnx_specific.nodes_to_exclude"}, {"exclude_subgraphs", "onnx_specific.subgraphs_to_exclude"},
+      {"EnableNPUCnn", "onnx_specific.enable_npu_cnn"}, {"use_external_data_format", "onnx_specific.use_external_data_format"},
+      {"include_cle", "onnx_specific.include_cle"}, {"op_types_to_quantize", "onnx_specific.op_types_to_quantize"},
+      {"nodes_to_exclude", "onnx_specific.nodes_to_exclude"}, {"extra_options", "onnx_specific.extra_options"},
+      {"kv_cache_dtype", "kv_cache_scheme"}, {"quant_algo", "algorithm"}, {"target", "deployment_target"}};
+  if (auto it = aliases.find(key); it != aliases.end()) key = it->second;
+  const auto& keys = flow == "onnx" ? onnx_decision_keys() : torch_decision_keys();
+  bool known = std::count(keys.begin(), keys.end(), key) > 0 ||
+               (flow == "onnx" && key.rfind("onnx_specific.extra_options.", 0) == 0 && key.size() > 28) ||
+               (flow == "torch" && key.rfind("layer_quant_config.", 0) == 0 && key.size() > 19);
+  if (!known) {
+    std::vector<std::string> all(keys.begin(), keys.end());
+    throw UsageError("unknown decision '" + key + "' for the " + flow + " flow" + did_you_mean(key, all) + "; decisions: " + join(all));
+  }
+  Json value;
+  try {
+    value = Json::parse(text);
+  } catch (...) {
+    value = text;
+  }
+  req.choices[key] = value;
+}
+
+PlanOutcome make_plan(const Json& analysis, const PlanRequest& req) {
+  PlanOutcome out;
+  out.flow = plan_flow(analysis);
+  const Catalog& cat = Catalog::load(req.catalog_dir);
+  PlanState s(analysis, cat, req);
+  s.plan = out.flow == "onnx" ? onnx_skeleton(analysis, req) : torch_skeleton(analysis, req);
+  for (const Rule* r : rules_for(out.flow)) {
+    r->apply(s);
+    if (s.refused) break;
+  }
+  if (s.refused) {
+    out.status = PlanStatus::kRefused;
+    out.refusal = s.refusal;
+    return out;
+  }
+  if (!s.errors.empty()) {
+    out.status = PlanStatus::kInvalid;
+    out.errors = s.errors;
+    return out;
+  }
+  if (out.flow == "torch") add_estimates(s);
+  // Risks: high first.
+  auto rank = [](const Json& r) { return r["severity"] == "high" ? 0 : r["severity"] == "medium" ? 1 : 2; };
+  std::vector<Json> risks(s.risks.begin(), s.risks.end());
+  std::stable_sort(risks.begin(), risks.end(), [&](const Json& a, const Json& b) { return rank(a) < rank(b); });
+  Json& p = s.plan;
+  p["requires_confirmation"] = s.draft || !req.confirmed || !s.conflicts.empty();
+  p["risks"] = risks;
+  p["reasons"] = s.reasons;
+  p["open_questions"] = s.open_questions;
+  if (!p.contains("estimates")) p["estimates"] = Json::object();
+  p["catalog_quark_version"] = out.flow == "onnx" ? cat.onnx()["quark_version"] : cat.torch()["quark_version"];
+  out.plan = p;
+  out.decision_table = decision_table(p);
+  out.conflicts = s.conflicts;
+  if (!s.conflicts.empty()) out.status = PlanStatus::kConflict;
+  else if (s.draft || !req.confirmed) out.status = PlanStatus::kDraft;
+  else out.status = PlanStatus::kConfirmed;
+  auto errors = validate_against_schema(p, "schemas/quant_plan.schema.json");
+  if (!errors.empty()) throw std::runtime_error("internal error: the plan does not match its schema: " + errors.front());
+  return out;
+}
+
+}  // namespace quarkplan

@@ -1,0 +1,98 @@
+#include "plan/rules.h"
+
+namespace quarkplan {
+
+// The one table of rules. Order is evaluation order within a flow: facts and
+// refusals first, then decisions, then the checks that read the decisions.
+const std::vector<Rule>& rule_registry() {
+  static const std::vector<Rule> rules = {
+      {"onnx.analysis.complete", "onnx", "A partial analysis makes the plan a draft with the missing facts as questions", onnx_rules::analysis_complete},
+      {"onnx.refuse.already_quantized", "onnx", "A model that already holds QDQ or Quark custom ops gets no plan (exit 4)", onnx_rules::refuse_already_quantized},
+      {"onnx.target.resolve", "onnx", "Deployment target from --target, the session or the analysis; else an open question", onnx_rules::resolve_target},
+      {"onnx.architecture.known", "onnx", "An unknown architecture makes a draft that shows the op histogram and asks the path", onnx_rules::architecture_known},
+      {"onnx.preset.choose", "onnx", "Preset from the user, else the decision guide for goal x target x architecture, else the candidates", onnx_rules::choose_preset},
+      {"onnx.preset.known", "onnx", "A preset must be a DefaultConfigMapping key (did-you-mean otherwise)", onnx_rules::preset_known},
+      {"onnx.target.gate", "onnx", "Hard gate: the preset family must run on the deployment target", onnx_rules::target_gate},
+      {"onnx.custom_ops.block_formats", "onnx", "Block formats need the Quark custom-ops library: suppressed if it failed, verified if unknown", onnx_rules::custom_ops_gate},
+      {"onnx.npu.flags_tied", "onnx", "enable_npu_cnn / enable_npu_transformer equal the deployment target", onnx_rules::npu_flags_tied},
+      {"onnx.calibration.method", "onnx", "Calibration method from the user, else PowerOfTwo_MinMSE for NPU CNN, else the preset's", onnx_rules::calibration_method},
+      {"onnx.npu_cnn.pof2_calibration", "onnx", "Hard gate: NPU CNN needs power-of-two calibration", onnx_rules::npu_cnn_pof2},
+      {"onnx.combination.xint8_without_pof2", "onnx", "XINT8-family presets without power-of-two calibration are recorded as a risk", onnx_rules::xint8_pof2},
+      {"onnx.npu_cnn.nhwc", "onnx", "NCHW inputs on NPU CNN get ConvertNCHWToNHWC", onnx_rules::npu_cnn_nhwc},
+      {"onnx.calibration.sizes", "onnx", "data_size 200 and batch_size 1 (1-4) unless chosen", onnx_rules::calibration_sizes},
+      {"onnx.calibration.data", "onnx", "No calibration data makes a draft asking for a small calibration set", onnx_rules::calibration_data},
+      {"onnx.algorithms.defaults", "onnx", "Algorithms from the user, else per architecture and preset (CLE for INT8 CNN)", onnx_rules::algorithms},
+      {"onnx.algorithms.compatibility", "onnx", "Algorithms that do not suit the preset family are recorded as a risk", onnx_rules::algorithm_compat},
+      {"onnx.algorithms.exclusive", "onnx", "AdaRound and AdaQuant do not run together", onnx_rules::algorithm_exclusive},
+      {"onnx.algorithms.at_most_two", "onnx", "More than two algorithms are recorded as a risk", onnx_rules::algorithm_count},
+      {"onnx.algorithms.cle_transformer", "onnx", "CLE on a transformer is recorded as an unusual combination", onnx_rules::cle_transformer},
+      {"onnx.combination.mx_without_amp", "onnx", "MXFP4 without AutoMixprecision is recorded as a risk", onnx_rules::mx_without_amp},
+      {"onnx.external_data.over_2gb", "onnx", "use_external_data_format is true exactly when the model is over 2 GB", onnx_rules::external_data},
+      {"onnx.nodes.check", "onnx", "Node names in exclusions and inclusions must exist in the graph (did-you-mean otherwise)", onnx_rules::node_names},
+      {"onnx.op_types.check", "onnx", "op_types_to_quantize must name op types present in the graph", onnx_rules::op_types},
+      {"onnx.opset.upgrade", "onnx", "An ai.onnx opset below 13 gets ConvertOpsetVersion 13", onnx_rules::opset_upgrade},
+      {"onnx.npu.static_shapes", "onnx", "Dynamic input dims on an NPU target need FixShapes (open question)", onnx_rules::dynamic_dims_npu},
+      {"onnx.fp16.convert", "onnx", "An FP16-only model gets ConvertFP16ToFP32", onnx_rules::fp16_model},
+      {"onnx.subgraphs", "onnx", "Subgraph ops stay float unless EnableSubgraph: recorded", onnx_rules::subgraphs},
+      {"onnx.extra_options.check", "onnx", "Extra options must be known Quark keys with the right type", onnx_rules::extra_options},
+      {"onnx.execution_providers", "onnx", "Execution providers follow the target", onnx_rules::execution_providers},
+      {"onnx.evaluation_intent", "onnx", "evaluation_intent is smoke unless chosen (smoke, mlperf, mAP)", onnx_rules::evaluation_intent},
+
+      {"torch.analysis.complete", "torch", "Missing analysis facts become open questions of a draft", torch_rules::analysis_complete},
+      {"torch.refuse.pre_quantized", "torch", "A checkpoint Quark cannot dequantize on load gets no plan (exit 4)", torch_rules::refuse_pre_quantized},
+      {"torch.template.required", "torch", "A model type without a Quark template makes a draft asking for a template", torch_rules::template_required},
+      {"torch.remote_code", "torch", "Remote code runs only when the user approved it; else a draft with the question", torch_rules::remote_code},
+      {"torch.hardware.resolve", "torch", "Accelerator from --hardware or env_context.json; else an open question", torch_rules::resolve_hardware},
+      {"torch.scheme.choose", "torch", "Scheme from the user, else the decision guide (export, CPU, goal, hardware)", torch_rules::choose_scheme},
+      {"torch.scheme.hardware_gate", "torch", "Native / weight-only / emulated / unsupported per scheme and accelerator", torch_rules::scheme_hardware},
+      {"torch.scheme.risky", "torch", "A risky scheme is kept and its risk recorded", torch_rules::scheme_risky},
+      {"torch.export.format", "torch", "GGUF export needs uint4 weight-only; the plan records the export format", torch_rules::export_format},
+      {"torch.algorithm.choose", "torch", "Algorithm from the user, else the decision guide's (AWQ for smallest / GGUF)", torch_rules::choose_algorithm},
+      {"torch.algorithm.model_support", "torch", "An algorithm needs a built-in config for the model type", torch_rules::algorithm_model_support},
+      {"torch.algorithm.awq_needs_int4", "torch", "AWQ/GPTQ-family weight optimisers suit INT4/UINT4 weight-only: other schemes are unusual", torch_rules::awq_needs_int4},
+      {"torch.algorithm.smoothquant_needs_activations", "torch", "SmoothQuant needs quantized activations (INT8/FP8): other schemes are unusual", torch_rules::smoothquant_needs_activations},
+      {"torch.algorithm.at_most_two", "torch", "More than two algorithms are recorded as a risk", torch_rules::algorithm_count},
+      {"torch.kv_cache.fp8_only", "torch", "KV cache is fp8 or null, and only when requested", torch_rules::kv_cache},
+      {"torch.exclude.template_defaults", "torch", "Exclusions start from the template; a user list replaces them (never appends)", torch_rules::exclude_layers},
+      {"torch.layer_quant_config.patterns", "torch", "Per-pattern schemes must match real module names and name real schemes", torch_rules::layer_quant_config},
+      {"torch.exclude.lm_head", "torch", "A quantized lm_head is recorded as a high risk", torch_rules::lm_head_excluded},
+      {"torch.moe.routers", "torch", "Quantized MoE routers are recorded as a high risk", torch_rules::moe_routers},
+      {"torch.calibration.defaults", "torch", "Calibration pileval / 128 samples / seq_len 512 unless chosen", torch_rules::calibration},
+      {"torch.calibration.data", "torch", "No calibration data for a calibrating plan makes a draft", torch_rules::calibration_data},
+      {"torch.evaluation_intent", "torch", "evaluation_intent is smoke unless chosen (none, smoke, full)", torch_rules::evaluation_intent},
+      {"torch.device.strategy", "torch", "Single accelerator, multi-GPU or file-to-file from the model size and memory", torch_rules::device_strategy},
+  };
+  return rules;
+}
+
+std::vector<const Rule*> rules_for(const std::string& flow) {
+  std::vector<const Rule*> out;
+  for (const auto& r : rule_registry())
+    if (flow == r.flow) out.push_back(&r);
+  return out;
+}
+
+const Rule* find_rule(const std::string& id) {
+  for (const auto& r : rule_registry())
+    if (id == r.id) return &r;
+  return nullptr;
+}
+
+const std::vector<std::string>& onnx_decision_keys() {
+  static const std::vector<std::string> keys = {
+      "deployment_target", "preset", "calibration.method", "calibration.data_size", "calibration.batch_size", "algorithms",
+      "onnx_specific.enable_npu_cnn", "onnx_specific.enable_npu_transformer", "onnx_specific.include_cle",
+      "onnx_specific.op_types_to_quantize", "onnx_specific.nodes_to_quantize", "onnx_specific.nodes_to_exclude",
+      "onnx_specific.subgraphs_to_exclude", "onnx_specific.use_external_data_format", "onnx_specific.extra_options",
+      "onnx_specific.execution_providers", "evaluation_intent"};
+  return keys;
+}
+
+const std::vector<std::string>& torch_decision_keys() {
+  static const std::vector<std::string> keys = {
+      "global_scheme", "kv_cache_scheme", "exclude_layers", "layer_quant_config", "algorithm", "calibration.dataset",
+      "calibration.num_calib_data", "calibration.seq_len", "calibration.batch_size", "evaluation_intent", "hardware"};
+  return keys;
+}
+
+}  // namespace quarkplan

@@ -1,0 +1,84 @@
+// Rules as small named units, in the manner of clang-tidy checks: an ID, a
+// one-line purpose, and a function over the plan state. One registry lists
+// them all; the planner runs a flow's rules in registry order.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "plan/plan_state.h"
+
+namespace quarkplan {
+
+struct Rule {
+  const char* id;
+  const char* flow;     // "onnx" | "torch"
+  const char* purpose;  // one line
+  void (*apply)(PlanState&);
+};
+
+const std::vector<Rule>& rule_registry();
+std::vector<const Rule*> rules_for(const std::string& flow);
+const Rule* find_rule(const std::string& id);
+
+// Defined in rules_onnx.cc / rules_torch.cc, listed by rule_registry().
+namespace onnx_rules {
+void analysis_complete(PlanState&);
+void refuse_already_quantized(PlanState&);
+void resolve_target(PlanState&);
+void architecture_known(PlanState&);
+void choose_preset(PlanState&);
+void preset_known(PlanState&);
+void target_gate(PlanState&);
+void custom_ops_gate(PlanState&);
+void npu_flags_tied(PlanState&);
+void calibration_method(PlanState&);
+void npu_cnn_pof2(PlanState&);
+void xint8_pof2(PlanState&);
+void npu_cnn_nhwc(PlanState&);
+void calibration_sizes(PlanState&);
+void calibration_data(PlanState&);
+void algorithms(PlanState&);
+void algorithm_compat(PlanState&);
+void algorithm_exclusive(PlanState&);
+void algorithm_count(PlanState&);
+void cle_transformer(PlanState&);
+void mx_without_amp(PlanState&);
+void external_data(PlanState&);
+void node_names(PlanState&);
+void op_types(PlanState&);
+void opset_upgrade(PlanState&);
+void dynamic_dims_npu(PlanState&);
+void fp16_model(PlanState&);
+void subgraphs(PlanState&);
+void extra_options(PlanState&);
+void execution_providers(PlanState&);
+void evaluation_intent(PlanState&);
+}  // namespace onnx_rules
+
+namespace torch_rules {
+void analysis_complete(PlanState&);
+void refuse_pre_quantized(PlanState&);
+void template_required(PlanState&);
+void remote_code(PlanState&);
+void resolve_hardware(PlanState&);
+void choose_scheme(PlanState&);
+void scheme_hardware(PlanState&);
+void scheme_risky(PlanState&);
+void export_format(PlanState&);
+void choose_algorithm(PlanState&);
+void algorithm_model_support(PlanState&);
+void awq_needs_int4(PlanState&);
+void smoothquant_needs_activations(PlanState&);
+void algorithm_count(PlanState&);
+void kv_cache(PlanState&);
+void exclude_layers(PlanState&);
+void lm_head_excluded(PlanState&);
+void moe_routers(PlanState&);
+void layer_quant_config(PlanState&);
+void calibration(PlanState&);
+void calibration_data(PlanState&);
+void evaluation_intent(PlanState&);
+void device_strategy(PlanState&);
+}  // namespace torch_rules
+
+}  // namespace quarkplan

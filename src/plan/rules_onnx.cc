@@ -1,0 +1,589 @@
+// ONNX plan rules (quark_contracts.md §4.6, rules 88-116, and the ONNX seed).
+#include <algorithm>
+#include <set>
+
+#include "common/strings.h"
+#include "plan/rules.h"
+
+namespace quarkplan::onnx_rules {
+
+namespace {
+
+const Json& onnx_facts(const PlanState& s) { return s.analysis["model"]["onnx_specific"]; }
+std::string target(const PlanState& s) {
+  return s.plan["deployment_target"].is_string() ? s.plan["deployment_target"].get<std::string>() : "";
+}
+std::string arch(const PlanState& s) { return onnx_facts(s)["architecture_guess"].get<std::string>(); }
+const Json* preset(const PlanState& s) {
+  return s.plan["preset"].is_string() ? s.cat.onnx_preset(s.plan["preset"].get<std::string>()) : nullptr;
+}
+std::string family(const PlanState& s) {
+  const Json* p = preset(s);
+  return p ? (*p)["family"].get<std::string>() : "";
+}
+Json& spec(PlanState& s) { return s.plan["onnx_specific"]; }
+std::vector<std::string> strings_of(const Json& j) {
+  std::vector<std::string> v;
+  if (j.is_array())
+    for (const auto& x : j)
+      if (x.is_string()) v.push_back(x);
+  return v;
+}
+std::string histogram(const PlanState& s, size_t n = 8) {
+  std::string out;
+  size_t i = 0;
+  for (auto& [k, v] : s.analysis["quantization_targets"]["onnx_specific"]["op_counts"].items()) {
+    if (i++ == n) break;
+    out += (out.empty() ? "" : ", ") + k + "=" + v.dump();
+  }
+  return out;
+}
+
+}  // namespace
+
+void analysis_complete(PlanState& s) {
+  if (s.analysis["analysis_status"] != "partial") return;
+  std::string why = join(strings_of(s.analysis.value("partial_reasons", Json::array())), "; ");
+  s.question("The model analysis is partial (" + why + "): fix the model files and re-run intake, or confirm planning on incomplete facts.");
+  s.risk("onnx.analysis.complete", "high", "The plan rests on a partial analysis: " + why + ".",
+         "Resolve the intake risks, re-run `quarkplan intake`, then plan again.");
+}
+
+void refuse_already_quantized(PlanState& s) {
+  const Json& o = onnx_facts(s);
+  if (!o["has_qdq_already"].get<bool>() && !o["has_quark_custom_ops"].get<bool>()) return;
+  s.refused = true;
+  s.refusal = "The model is already quantized (" + join(strings_of(o["quantized_op_types"])) +
+              "): no plan is produced. Recovery: start from the float model, or remove the existing QDQ with "
+              "`python -m quark.onnx.tools.remove_qdq` (Quark 0.12 ships remove_qdq_between_ops), then run "
+              "`quarkplan intake` on the cleaned model.";
+}
+
+void resolve_target(PlanState& s) {
+  std::string t = s.req.target;
+  std::string source = s.req.target_source;
+  if (t.empty() && s.analysis.contains("intake") && s.analysis["intake"]["deployment_target"].is_string()) {
+    t = s.analysis["intake"]["deployment_target"];
+    source = "the analysis (intake --target / session)";
+  }
+  if (const Json* c = s.choice("deployment_target"); c && c->is_string()) {
+    t = *c;
+    source = "your choice";
+  }
+  if (t.empty()) {
+    s.plan["deployment_target"] = nullptr;
+    s.question("Which deployment target? (cpu | cuda | rocm | npu_cnn | npu_transformer) It decides the preset gates.");
+    s.risk("onnx.target.resolve", "high", "The deployment target is unknown: preset, calibration and NPU flags cannot be gated.",
+           "Pass --target, or set constraints.deployment_target in session_context.json.");
+    s.reason("deployment_target", "onnx.target.resolve", "Not known yet: asked as an open question");
+    return;
+  }
+  if (!s.cat.onnx_target(t)) {
+    s.error("unknown deployment target '" + t + "'" + did_you_mean(t, {"cpu", "cuda", "rocm", "npu_cnn", "npu_transformer"}));
+    return;
+  }
+  s.plan["deployment_target"] = t;
+  s.reason("deployment_target", "onnx.target.resolve", (*s.cat.onnx_target(t))["label"].get<std::string>() + ", from " + (source.empty() ? "--target" : source));
+}
+
+void architecture_known(PlanState& s) {
+  if (arch(s) != "unknown") return;
+  if (s.choice("preset")) {
+    s.risk("onnx.architecture.known", "medium", "The architecture is unknown (op histogram: " + histogram(s) + "); the preset is your choice.",
+           "Check the preset suits the model's dominant ops.");
+    return;
+  }
+  s.question("The architecture is unknown (op histogram: " + histogram(s) +
+             "). Which path should the plan follow: CNN, transformer or hybrid? (set preset=NAME)");
+}
+
+void choose_preset(PlanState& s) {
+  if (const Json* c = s.choice("preset")) {
+    std::string want = c->is_string() ? s.cat.canonical_preset(*c) : "";
+    s.plan["preset"] = want;
+    if (want != (c->is_string() ? c->get<std::string>() : ""))
+      s.reason("preset", "onnx.preset.choose", "Your choice (" + c->get<std::string>() + " is Quark's " + want + ")");
+    else
+      s.reason("preset", "onnx.preset.choose", "Your choice");
+    return;
+  }
+  std::string t = target(s), a = arch(s), goal = s.req.goal.empty() ? "balanced" : s.req.goal;
+  if (t.empty() || a == "unknown") {
+    s.plan["preset"] = nullptr;
+    s.reason("preset", "onnx.preset.choose", t.empty() ? "Waits for the deployment target" : "Waits for the architecture");
+    return;
+  }
+  std::vector<std::string> candidates = strings_of(s.analysis["quantization_targets"]["onnx_specific"]["preset_candidates"]);
+  // The decision guide row for goal x target x architecture, first allowed preset.
+  for (const auto& row : s.cat.onnx()["decision_guide"]) {
+    if (row["goal"] != goal) continue;
+    if (!std::count(row["targets"].begin(), row["targets"].end(), t)) continue;
+    if (row["architecture"] != "*" && row["architecture"] != a) continue;
+    for (const auto& p : row["presets"]) {
+      const Json* pj = s.cat.onnx_preset(p);
+      if (!pj || !s.cat.preset_allowed_on(*pj, t)) continue;
+      if ((*pj)["needs_custom_ops"].get<bool>() && s.req.custom_ops_compile_ok == false) continue;
+      s.plan["preset"] = p;
+      std::vector<std::string> alts;
+      for (const auto& q : row["presets"])
+        if (q != p) alts.push_back(q);
+      s.reason("preset", "onnx.preset.choose",
+               "Decision guide \"" + row["intent"].get<std::string>() + "\" for a " + a + " model" +
+                   (alts.empty() ? "" : "; alternative: " + join(alts)));
+      return;
+    }
+  }
+  // Else the analysis' narrowed candidates (already filtered by target and custom ops).
+  for (const auto& p : s.cat.onnx_preset_candidates(t, a)) {
+    const Json* pj = s.cat.onnx_preset(p);
+    if (!pj || !s.cat.preset_allowed_on(*pj, t)) continue;
+    if ((*pj)["needs_custom_ops"].get<bool>() && s.req.custom_ops_compile_ok == false) continue;
+    s.plan["preset"] = p;
+    s.reason("preset", "onnx.preset.choose", "First of the candidates for " + t + " x " + a + (candidates.empty() ? "" : " (" + join(candidates) + ")"));
+    return;
+  }
+  s.plan["preset"] = nullptr;
+  s.question("No preset fits target " + t + " for a " + a + " model: choose one (quarkplan catalog onnx).");
+}
+
+void preset_known(PlanState& s) {
+  if (!s.plan["preset"].is_string() || preset(s)) return;
+  std::string name = s.plan["preset"];
+  s.error("unknown preset '" + name + "'" + did_you_mean(name, s.cat.onnx_preset_names()) + "; list them with `quarkplan catalog onnx`");
+}
+
+void target_gate(PlanState& s) {
+  const Json* p = preset(s);
+  std::string t = target(s);
+  if (!p || t.empty() || s.cat.preset_allowed_on(*p, t)) return;
+  const Json& tj = *s.cat.onnx_target(t);
+  std::string name = (*p)["name"];
+  std::string why;
+  if (t == "npu_cnn" && name == "A8W8") why = "A8W8 uses non-PoF2 scales which the AMD NPU CNN runtime rejects. ";
+  else if ((*p)["enable_npu_cnn"].get<bool>()) why = name + " sets enable_npu_cnn, which is tied to the npu_cnn target. ";
+  else if ((*p)["enable_npu_transformer"].get<bool>()) why = name + " sets enable_npu_transformer, which is tied to the npu_transformer target. ";
+  s.conflict("onnx.target.gate", "preset", "Preset " + name + " does not run on " + t + ": " + why + tj["why"].get<std::string>(),
+             tj["closest_alternative"].get<std::string>());
+}
+
+void custom_ops_gate(PlanState& s) {
+  const Json* p = preset(s);
+  if (!p || !(*p)["needs_custom_ops"].get<bool>()) return;
+  std::string name = (*p)["name"];
+  if (s.req.custom_ops_compile_ok == false) {
+    s.conflict("onnx.custom_ops.block_formats", "preset",
+               "Block-format preset " + name + " needs the Quark custom-ops library, and onnx_install_result.json says it failed to compile.",
+               "A16W8 or BF16 (no custom ops), or fix the build with quark-onnx-install");
+    return;
+  }
+  if (!s.req.custom_ops_compile_ok) {
+    s.question("Block-format preset " + name + " needs the Quark custom-ops library: run quark-onnx-install to verify "
+               "`import quark.onnx.operators.custom_ops`, then pass --install-result onnx_install_result.json.");
+    s.risk("onnx.custom_ops.block_formats", "medium", "Custom-ops compile is unverified for block-format preset " + name + ".",
+           "Hand off to quark-onnx-install, then resume planning.");
+  } else {
+    s.reason("custom_ops", "onnx.custom_ops.block_formats", "Quark custom-ops library compiled (onnx_install_result.json)");
+  }
+}
+
+void npu_flags_tied(PlanState& s) {
+  std::string t = target(s);
+  bool cnn = t == "npu_cnn", tr = t == "npu_transformer";
+  for (auto [key, want] : {std::pair<const char*, bool>{"onnx_specific.enable_npu_cnn", cnn}, {"onnx_specific.enable_npu_transformer", tr}}) {
+    if (const Json* c = s.choice(key); c && c->is_boolean() && c->get<bool>() != want)
+      s.conflict("onnx.npu.flags_tied", key, std::string(key) + " must equal (deployment_target == " + (cnn || std::string(key).find("cnn") != std::string::npos ? "npu_cnn" : "npu_transformer") + ").",
+                 std::string(key) + "=" + (want ? "true" : "false"));
+  }
+  spec(s)["enable_npu_cnn"] = cnn;
+  spec(s)["enable_npu_transformer"] = tr;
+  s.reason("onnx_specific.enable_npu_cnn", "onnx.npu.flags_tied", cnn ? "Target is npu_cnn" : "Tied to the target: only npu_cnn");
+  s.reason("onnx_specific.enable_npu_transformer", "onnx.npu.flags_tied", tr ? "Target is npu_transformer" : "Tied to the target: only npu_transformer");
+}
+
+void calibration_method(PlanState& s) {
+  Json& cal = s.plan["calibration"];
+  if (const Json* c = s.choice("calibration.method")) {
+    std::string m = c->is_string() ? s.cat.canonical_calibration(*c) : "";
+    if (m.empty()) {
+      std::vector<std::string> names;
+      for (const auto& x : s.cat.onnx()["calibration_methods"]) names.push_back(x["name"]);
+      s.error("unknown calibration method '" + (c->is_string() ? c->get<std::string>() : c->dump()) + "'" +
+              did_you_mean(c->is_string() ? c->get<std::string>() : "", names));
+      return;
+    }
+    cal["method"] = m;
+    s.reason("calibration.method", "onnx.calibration.method", "Your choice");
+    return;
+  }
+  std::string t = target(s);
+  const Json* p = preset(s);
+  if (t == "npu_cnn") {
+    cal["method"] = "PowerOfTwo_MinMSE";
+    s.reason("calibration.method", "onnx.calibration.method", "NPU CNN needs power-of-two scales; MinMSE is usually better than NonOverflow");
+  } else if (p) {
+    cal["method"] = (*p)["calibration"];
+    s.reason("calibration.method", "onnx.calibration.method", "The preset's own calibration (" + (*p)["name"].get<std::string>() + ")");
+  } else {
+    cal["method"] = nullptr;
+    s.reason("calibration.method", "onnx.calibration.method", "Follows the preset");
+  }
+}
+
+void npu_cnn_pof2(PlanState& s) {
+  if (target(s) != "npu_cnn" || !s.plan["calibration"]["method"].is_string()) return;
+  std::string m = s.plan["calibration"]["method"];
+  const Json* mj = s.cat.onnx_calibration(m);
+  if (mj && (*mj)["power_of_two"].get<bool>()) return;
+  s.conflict("onnx.npu_cnn.pof2_calibration", "calibration.method",
+             "Calibration " + m + " gives non-power-of-two scales, which the AMD NPU CNN runtime rejects.", "PowerOfTwo_MinMSE");
+}
+
+void xint8_pof2(PlanState& s) {
+  const Json* p = preset(s);
+  if (!p || target(s) == "npu_cnn" || !(*p)["power_of_two"].get<bool>() || !s.plan["calibration"]["method"].is_string()) return;
+  const Json* mj = s.cat.onnx_calibration(s.plan["calibration"]["method"]);
+  if (mj && !(*mj)["power_of_two"].get<bool>())
+    s.risk("onnx.combination.xint8_without_pof2", "high",
+           (*p)["name"].get<std::string>() + " without power-of-two calibration loses the scales the NPU needs.",
+           "Use PowerOfTwo_MinMSE (or pick A8W8 for non-NPU targets).");
+}
+
+void npu_cnn_nhwc(PlanState& s) {
+  if (target(s) != "npu_cnn") return;
+  Json& extra = spec(s)["extra_options"];
+  if (onnx_facts(s)["input_layout_guess"] == "NCHW" && !s.choice("onnx_specific.extra_options.ConvertNCHWToNHWC")) {
+    extra["ConvertNCHWToNHWC"] = true;
+    s.reason("onnx_specific.extra_options.ConvertNCHWToNHWC", "onnx.npu_cnn.nhwc",
+             "Inputs are NCHW and the NPU CNN target needs NHWC: Quark converts before quantizing");
+    s.risk("onnx.npu_cnn.nhwc", "medium", "Inputs are NCHW; the NPU CNN target needs NHWC (ConvertNCHWToNHWC is set).",
+           "Or convert first: python -m quark.onnx.tools.convert_nchw_to_nhwc, then re-run intake (node names change after conversion).");
+  }
+}
+
+void calibration_sizes(PlanState& s) {
+  Json& cal = s.plan["calibration"];
+  const Json& d = s.cat.onnx()["calibration_defaults"];
+  cal["data_size"] = d["data_size"];
+  cal["batch_size"] = d["batch_size"];
+  if (const Json* c = s.choice("calibration.data_size")) {
+    if (!c->is_number_integer() || c->get<int64_t>() < 1) s.error("calibration.data_size must be a positive integer");
+    else {
+      cal["data_size"] = *c;
+      s.reason("calibration.data_size", "onnx.calibration.sizes", "Your choice");
+      if (c->get<int64_t>() < d["min_samples_for_final_plan"].get<int64_t>())
+        s.risk("onnx.calibration.sizes", "medium", "Only " + c->dump() + " calibration samples: scales will be noisy.",
+               d["sample_guidance"].get<std::string>() + ".");
+    }
+  } else {
+    s.reason("calibration.data_size", "onnx.calibration.sizes", "Default 200 (" + d["sample_guidance"].get<std::string>() + ")");
+  }
+  if (const Json* c = s.choice("calibration.batch_size")) {
+    if (!c->is_number_integer() || c->get<int64_t>() < 1 || c->get<int64_t>() > 4)
+      s.error("calibration.batch_size must be an integer from 1 to 4");
+    else {
+      cal["batch_size"] = *c;
+      s.reason("calibration.batch_size", "onnx.calibration.sizes", "Your choice");
+    }
+  } else {
+    s.reason("calibration.batch_size", "onnx.calibration.sizes", "1: the smallest memory footprint (1-4 allowed)");
+  }
+}
+
+void calibration_data(PlanState& s) {
+  if (s.req.calib_data == "none") {
+    s.question("PTQ needs representative inputs for accurate scales: provide a small calibration set (at least a few dozen samples) with --calib-data PATH.");
+    s.risk("onnx.calibration.data", "high", "No calibration data: the plan cannot be finalized.",
+           "Collect 64-512 representative inputs keyed by the model's input names.");
+  } else if (!s.req.calib_data.empty()) {
+    s.plan["calibration"]["data_path"] = s.req.calib_data;
+    s.reason("calibration.data_path", "onnx.calibration.data", "Your calibration set");
+  }
+}
+
+void algorithms(PlanState& s) {
+  Json& algos = s.plan["algorithms"];
+  algos = Json::array();
+  if (const Json* c = s.choice("algorithms")) {
+    std::vector<std::string> names;
+    if (c->is_string()) {
+      std::string v = *c, cur;
+      for (char ch : v + ",")
+        if (ch == ',') {
+          if (!cur.empty()) names.push_back(cur);
+          cur.clear();
+        } else if (ch != ' ') cur += ch;
+    } else {
+      names = strings_of(*c);
+    }
+    std::vector<std::string> known;
+    for (const auto& a : s.cat.onnx()["algorithms"]) known.push_back(a["name"]);
+    for (const auto& n : names) {
+      if (lower(n) == "none") continue;
+      const Json* a = s.cat.onnx_algorithm(n);
+      if (!a) {
+        s.error("unknown ONNX algorithm '" + n + "'" + did_you_mean(n, known));
+        continue;
+      }
+      if (!std::count(algos.begin(), algos.end(), (*a)["name"])) algos.push_back((*a)["name"]);
+    }
+    s.reason("algorithms", "onnx.algorithms.defaults", "Your choice");
+  } else {
+    std::string a = arch(s), fam = family(s), goal = s.req.goal.empty() ? "balanced" : s.req.goal;
+    for (const auto& row : s.cat.onnx()["algorithm_defaults"]) {
+      const Json& w = row["when"];
+      if (w.contains("architecture") && !std::count(w["architecture"].begin(), w["architecture"].end(), a)) continue;
+      if (w.contains("families") && !std::count(w["families"].begin(), w["families"].end(), fam)) continue;
+      if (w.contains("goal") && !std::count(w["goal"].begin(), w["goal"].end(), goal)) continue;
+      algos = row["algorithms"];
+      break;
+    }
+    // A preset with built-in fast-finetune already runs AdaRound/AdaQuant.
+    if (const Json* p = preset(s); p && (*p)["fast_finetune"].is_string())
+      for (auto it = algos.begin(); it != algos.end();)
+        it = (*it == "AdaRound" || *it == "AdaQuant") ? algos.erase(it) : it + 1;
+    std::string why = algos.empty() ? "None needed for this preset and architecture"
+                                    : fam == "mixed" ? "Mixed-precision presets run AutoMixprecision"
+                                    : algos.size() == 1 ? "INT8 CNN: CLE equalizes channel ranges before calibration"
+                                                        : "Accuracy-tight INT8 CNN: CLE, then AdaRound";
+    s.reason("algorithms", "onnx.algorithms.defaults", why);
+  }
+  bool cle = std::count(algos.begin(), algos.end(), "CLE") > 0;
+  const Json* p = preset(s);
+  bool ft = std::count(algos.begin(), algos.end(), "AdaRound") || std::count(algos.begin(), algos.end(), "AdaQuant") ||
+            (p && (*p)["fast_finetune"].is_string());
+  if (const Json* c = s.choice("onnx_specific.include_cle"); c && c->is_boolean()) {
+    cle = c->get<bool>();
+    s.reason("onnx_specific.include_cle", "onnx.algorithms.defaults", "Your choice");
+  } else {
+    s.reason("onnx_specific.include_cle", "onnx.algorithms.defaults", cle ? "CLE is in the algorithms" : "No CLE for this preset/architecture");
+  }
+  spec(s)["include_cle"] = cle;
+  spec(s)["include_fast_ft"] = ft;
+}
+
+void algorithm_compat(PlanState& s) {
+  std::string fam = family(s);
+  if (fam.empty()) return;
+  for (const auto& a : s.plan["algorithms"]) {
+    const Json* aj = s.cat.onnx_algorithm(a);
+    if (!aj) continue;
+    if (!std::count((*aj)["compatible_families"].begin(), (*aj)["compatible_families"].end(), fam))
+      s.risk("onnx.algorithms.compatibility", "medium",
+             a.get<std::string>() + " is not a usual companion of " + s.plan["preset"].get<std::string>() + " (" + fam + " family).",
+             "Standard recipe: " + std::string(fam == "block" || fam == "mixed" ? "AutoMixprecision or AdaQuant" : "CLE, then AdaRound") + ".");
+  }
+}
+
+void algorithm_exclusive(PlanState& s) {
+  const Json& al = s.plan["algorithms"];
+  if (std::count(al.begin(), al.end(), "AdaRound") && std::count(al.begin(), al.end(), "AdaQuant"))
+    s.risk("onnx.algorithms.exclusive", "medium", "AdaRound and AdaQuant together: Quark keeps only the first and drops the other with a warning.",
+           "Run AdaRound; switch to AdaQuant only if AdaRound is not enough.");
+}
+
+void algorithm_count(PlanState& s) {
+  size_t n = s.plan["algorithms"].size();
+  if (n > s.cat.onnx()["max_algorithms_without_justification"].get<size_t>())
+    s.risk("onnx.algorithms.at_most_two", "medium",
+           std::to_string(n) + " algorithms: more than two is atypical and multiplies calibration time.",
+           "Standard recipe: CLE (pre) + AdaRound (post); add more only with a measured accuracy gap.");
+}
+
+void cle_transformer(PlanState& s) {
+  const Json& al = s.plan["algorithms"];
+  if (arch(s) == "transformer" && (std::count(al.begin(), al.end(), "CLE") || spec(s)["include_cle"].get<bool>()))
+    s.risk("onnx.algorithms.cle_transformer", "medium",
+           "CLE on a transformer is atypical: it equalizes consecutive Conv/Linear pairs, which attention blocks rarely have.",
+           "Drop CLE for transformers; prefer Percentile calibration or an INT16 activation preset.");
+}
+
+void mx_without_amp(PlanState& s) {
+  const Json* p = preset(s);
+  if (!p) return;
+  std::string name = (*p)["name"];
+  const Json& al = s.plan["algorithms"];
+  if (name.rfind("MXFP4", 0) == 0 && !std::count(al.begin(), al.end(), "AutoMixprecision"))
+    s.risk("onnx.combination.mx_without_amp", "medium",
+           name + " on a model not validated with AutoMixprecision can lose significant accuracy.",
+           "Add AutoMixprecision (sensitivity-based per-layer types) or validate accuracy after quantization.");
+}
+
+void external_data(PlanState& s) {
+  double gb = s.analysis["model"]["estimated_size_gb"].get<double>();
+  bool want = gb > 2.0;
+  if (const Json* c = s.choice("onnx_specific.use_external_data_format"); c && c->is_boolean() && c->get<bool>() != want) {
+    if (want)
+      s.conflict("onnx.external_data.over_2gb", "onnx_specific.use_external_data_format",
+                 "The model is " + std::to_string(gb) + " GB: protobuf cannot hold more than 2 GB, so the quantized model must use external data.",
+                 "use_external_data_format=true");
+    else
+      s.risk("onnx.external_data.over_2gb", "low", "External data chosen for a model under 2 GB: an extra .onnx_data file to ship.", "Keep it false unless your runtime needs it.");
+    spec(s)["use_external_data_format"] = c->get<bool>();
+    s.reason("onnx_specific.use_external_data_format", "onnx.external_data.over_2gb", "Your choice");
+    return;
+  }
+  spec(s)["use_external_data_format"] = want;
+  s.reason("onnx_specific.use_external_data_format", "onnx.external_data.over_2gb",
+           want ? "Model is over 2 GB: the output needs external data" : "Model is under 2 GB");
+}
+
+void node_names(PlanState& s) {
+  std::vector<std::string> names = strings_of(onnx_facts(s).value("node_names", Json::array()));
+  std::set<std::string> known(names.begin(), names.end());
+  auto check = [&](const std::string& key, const Json& list) {
+    for (const auto& n : list) {
+      if (!n.is_string()) {
+        s.error(key + " must list node names (strings)");
+        continue;
+      }
+      if (!known.count(n)) s.error(key + ": no node named '" + n.get<std::string>() + "' in the graph" + did_you_mean(n, names));
+    }
+  };
+  for (const char* key : {"onnx_specific.nodes_to_exclude", "onnx_specific.nodes_to_quantize"}) {
+    std::string k = key;
+    const Json* c = s.choice(k);
+    std::string field = k.substr(k.find('.') + 1);
+    if (!c || c->is_null()) {
+      spec(s)[field] = nullptr;
+      continue;
+    }
+    Json list = c->is_string() ? Json::array({*c}) : *c;
+    check(k, list);
+    spec(s)[field] = list;
+    s.reason(k, "onnx.nodes.check", "Your choice; every name found in the graph");
+  }
+  spec(s)["subgraphs_to_exclude"] = Json::array();
+  if (const Json* c = s.choice("onnx_specific.subgraphs_to_exclude")) {
+    if (!c->is_array()) {
+      s.error("onnx_specific.subgraphs_to_exclude must be a list of [start_nodes, end_nodes] pairs");
+      return;
+    }
+    for (const auto& pair : *c) {
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_array() || !pair[1].is_array()) {
+        s.error("onnx_specific.subgraphs_to_exclude: each entry is [[start nodes], [end nodes]]");
+        continue;
+      }
+      check("onnx_specific.subgraphs_to_exclude", pair[0]);
+      check("onnx_specific.subgraphs_to_exclude", pair[1]);
+    }
+    spec(s)["subgraphs_to_exclude"] = *c;
+    s.reason("onnx_specific.subgraphs_to_exclude", "onnx.nodes.check", "Your choice; every boundary node found in the graph");
+  }
+  // exclude never contains a node the plan also quantizes.
+  if (spec(s)["nodes_to_exclude"].is_array() && spec(s)["nodes_to_quantize"].is_array())
+    for (const auto& n : spec(s)["nodes_to_exclude"])
+      if (std::count(spec(s)["nodes_to_quantize"].begin(), spec(s)["nodes_to_quantize"].end(), n))
+        s.error("node '" + n.get<std::string>() + "' is both in nodes_to_exclude and nodes_to_quantize");
+}
+
+void op_types(PlanState& s) {
+  const Json* c = s.choice("onnx_specific.op_types_to_quantize");
+  if (!c || c->is_null()) {
+    spec(s)["op_types_to_quantize"] = nullptr;
+    s.reason("onnx_specific.op_types_to_quantize", "onnx.op_types.check", "null: every op type the preset supports");
+    return;
+  }
+  Json list = c->is_string() ? Json::array({*c}) : *c;
+  std::vector<std::string> present;
+  for (auto& [k, v] : s.analysis["quantization_targets"]["onnx_specific"]["op_counts"].items()) present.push_back(k);
+  for (const auto& op : list)
+    if (!op.is_string() || !std::count(present.begin(), present.end(), op.get<std::string>()))
+      s.error("onnx_specific.op_types_to_quantize: the graph has no '" + (op.is_string() ? op.get<std::string>() : op.dump()) +
+              "' op" + (op.is_string() ? did_you_mean(op, present) : ""));
+  spec(s)["op_types_to_quantize"] = list;
+  s.reason("onnx_specific.op_types_to_quantize", "onnx.op_types.check", "Your choice; every op type is in the graph");
+}
+
+void opset_upgrade(PlanState& s) {
+  for (const auto& o : onnx_facts(s)["opsets"])
+    if (o["domain"] == "ai.onnx" && o["version"].get<int64_t>() < 13 && !s.choice("onnx_specific.extra_options.ConvertOpsetVersion")) {
+      spec(s)["extra_options"]["ConvertOpsetVersion"] = 13;
+      s.reason("onnx_specific.extra_options.ConvertOpsetVersion", "onnx.opset.upgrade",
+               "ai.onnx opset " + o["version"].dump() + " is below 13, which QDQ needs: Quark converts to 13 first");
+    }
+}
+
+void dynamic_dims_npu(PlanState& s) {
+  std::string t = target(s);
+  if ((t != "npu_cnn" && t != "npu_transformer") || !onnx_facts(s)["has_dynamic_dims"].get<bool>()) return;
+  if (s.choice("onnx_specific.extra_options.FixShapes")) return;
+  s.question("The NPU needs static shapes and the inputs have dynamic dimensions: give the deployment shapes with "
+             "--set onnx_specific.extra_options.FixShapes='input:[1,3,224,224]' (or run quark.onnx.tools.fix_shapes and re-run intake).");
+}
+
+void fp16_model(PlanState& s) {
+  const Json& by = onnx_facts(s)["weights"]["by_dtype"];
+  if (by.contains("float16") && !by.contains("float32") && !s.choice("onnx_specific.extra_options.ConvertFP16ToFP32")) {
+    spec(s)["extra_options"]["ConvertFP16ToFP32"] = true;
+    s.reason("onnx_specific.extra_options.ConvertFP16ToFP32", "onnx.fp16.convert", "FP16 model: calibrate in FP32 (Quark converts first)");
+  }
+}
+
+void subgraphs(PlanState& s) {
+  if (onnx_facts(s)["subgraph_count"].get<uint64_t>() == 0) return;
+  if (s.choice("onnx_specific.extra_options.EnableSubgraph")) return;
+  s.risk("onnx.subgraphs", "low",
+         "Ops inside If/Loop/Scan subgraphs stay in float unless EnableSubgraph is set.",
+         "--set onnx_specific.extra_options.EnableSubgraph=true to quantize them too.");
+}
+
+void extra_options(PlanState& s) {
+  Json& extra = spec(s)["extra_options"];
+  const Json& known = s.cat.onnx()["extra_options"];
+  std::vector<std::string> names;
+  for (auto& [k, v] : known.items()) names.push_back(k);
+  auto type_ok = [](const Json& v, const std::string& t) {
+    return (t == "boolean" && v.is_boolean()) || (t == "string" && v.is_string()) || (t == "integer" && v.is_number_integer()) ||
+           (t == "number" && v.is_number()) || (t == "array" && v.is_array()) || (t == "object" && v.is_object());
+  };
+  auto set = [&](const std::string& key, const Json& value) {
+    if (!known.contains(key)) {
+      s.error("unknown extra option '" + key + "'" + did_you_mean(key, names));
+      return;
+    }
+    if (!type_ok(value, known[key])) {
+      s.error("extra option " + key + " takes a " + known[key].get<std::string>() + ", not " + value.dump());
+      return;
+    }
+    extra[key] = value;
+    s.reason("onnx_specific.extra_options." + key, "onnx.extra_options.check", "Your choice");
+  };
+  if (const Json* c = s.choice("onnx_specific.extra_options")) {
+    if (!c->is_object()) s.error("onnx_specific.extra_options must be a JSON object");
+    else
+      for (auto& [k, v] : c->items()) set(k, v);
+  }
+  for (const auto& [k, v] : s.req.choices)
+    if (k.rfind("onnx_specific.extra_options.", 0) == 0) set(k.substr(28), v);
+  s.reason("onnx_specific.extra_options", "onnx.extra_options.check",
+           extra.empty() ? "None needed: the preset's own options apply" : "Only what this model needs; each key explained below");
+}
+
+void execution_providers(PlanState& s) {
+  std::string t = target(s);
+  Json eps = t.empty() ? Json::array({"CPUExecutionProvider"}) : (*s.cat.onnx_target(t))["execution_providers"];
+  if (const Json* c = s.choice("onnx_specific.execution_providers"); c && c->is_array()) {
+    eps = *c;
+    s.reason("onnx_specific.execution_providers", "onnx.execution_providers", "Your choice");
+  } else {
+    s.reason("onnx_specific.execution_providers", "onnx.execution_providers", t.empty() ? "CPU until the target is known" : "The providers of " + t);
+  }
+  spec(s)["execution_providers"] = eps;
+}
+
+void evaluation_intent(PlanState& s) {
+  const Json& intents = s.cat.onnx()["evaluation_intents"];
+  s.plan["evaluation_intent"] = s.cat.onnx()["default_evaluation_intent"];
+  if (const Json* c = s.choice("evaluation_intent")) {
+    if (!c->is_string() || !std::count(intents.begin(), intents.end(), *c)) {
+      s.error("evaluation_intent must be one of smoke, mlperf, mAP" + (c->is_string() ? did_you_mean(*c, strings_of(intents)) : std::string()));
+      return;
+    }
+    s.plan["evaluation_intent"] = *c;
+    s.reason("evaluation_intent", "onnx.evaluation_intent", "Your choice");
+    return;
+  }
+  s.reason("evaluation_intent", "onnx.evaluation_intent", "smoke: a quick check against the float model");
+}
+
+}  // namespace quarkplan::onnx_rules

@@ -1,0 +1,52 @@
+#include "plan/session.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "catalog/catalog.h"
+#include "common/error.h"
+#include "common/files.h"
+
+namespace fs = std::filesystem;
+
+namespace quarkplan {
+
+Json updated_session(const Json& session, const Json& plan, const std::string& analysis_ref, const std::string& plan_ref) {
+  Json s = session;
+  Json& q = s["open_questions"];
+  if (!q.is_array()) q = Json::array();
+  auto add = [&](const std::string& text) {
+    if (std::find(q.begin(), q.end(), text) == q.end()) q.push_back(text);
+  };
+  for (const auto& x : plan.value("open_questions", Json::array())) add(x.get<std::string>());
+  // New environment constraints (opset upgrade, NHWC conversion, transformers
+  // version, ...) reach the router through the session's open questions.
+  for (const auto& r : plan.value("risks", Json::array()))
+    if (r["severity"] == "high") add("Constraint [" + r.value("rule", "") + "]: " + r["message"].get<std::string>() + " " + r.value("recovery_hint", ""));
+  s["model_analysis_ref"] = analysis_ref;
+  s["quant_plan_ref"] = plan_ref;
+  Json& c = s["constraints"];
+  if (plan.value("backend", "") == "onnx") {
+    c["backend"] = "onnx";
+    if (plan["deployment_target"].is_string() && (!c.contains("deployment_target") || c["deployment_target"].is_null()))
+      c["deployment_target"] = plan["deployment_target"];
+  }
+  return s;
+}
+
+void update_session(const std::string& path, const Json& plan, const std::string&, const std::string& plan_ref,
+                    const std::string& analysis_path) {
+  Json session = read_json_file(path, 16ull << 20);
+  auto errors = validate_against_schema(session, "schemas/session_context.schema.json");
+  if (!errors.empty()) throw InputError(path, "does not match session_context.schema.json: " + errors.front());
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code ec;
+  fs::path rel = fs::relative(fs::absolute(analysis_path), fs::absolute(dir), ec);
+  std::string aref = ec || rel.empty() ? fs::absolute(analysis_path).string() : rel.string();
+  if (aref.rfind("..", 0) != 0 && aref.rfind("/", 0) != 0) aref = "./" + aref;
+  Json updated = updated_session(session, plan, aref, plan_ref);
+  write_file_atomic(path, dump_json(updated));
+}
+
+}  // namespace quarkplan

@@ -1,0 +1,175 @@
+// Implementation of the confirmation loop, shared by the terminal front end
+// and the tests (header so the line source can be any callable).
+#pragma once
+#include <algorithm>
+#include <set>
+
+#include "common/error.h"
+#include "common/strings.h"
+#include "ui/decision_table.h"
+
+namespace quarkplan::ui {
+
+namespace detail {
+
+inline std::string trim(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+inline std::set<std::string> changed_rows(const Json& before, const Json& after) {
+  std::set<std::string> out;
+  for (const auto& r : after) {
+    bool same = false;
+    for (const auto& b : before)
+      if (b["key"] == r["key"]) same = b["value"] == r["value"];
+    if (!same) out.insert(r["key"]);
+  }
+  return out;
+}
+
+inline const char* kHelp =
+    "Answers:\n"
+    "  yes | y                confirm and write the plan\n"
+    "  no | n | q | Ctrl-D    decline: nothing is written\n"
+    "  KEY=VALUE              change a decision (values are JSON when they parse), e.g.\n"
+    "                         calibration.method=PowerOfTwo_NonOverflow  algorithm=awq  exclude_layers=[\"lm_head\"]\n"
+    "  preset NAME | scheme NAME | target T | hardware H    shorthands\n"
+    "  insist                 keep a choice that breaks a hard gate (recorded as a high risk)\n"
+    "  show                   show the table again;  help   this text\n";
+
+}  // namespace detail
+
+template <typename ReadLine>
+ConfirmResult confirm_loop_with(const Json& analysis, PlanRequest req, const Style& st, int width, FILE* out, ReadLine&& read_line) {
+  ConfirmResult result;
+  const std::string flow = plan_flow(analysis);
+  Json previous_rows = Json::array();
+  bool show = true;
+  while (true) {
+    PlanOutcome o = make_plan(analysis, req);
+    if (o.status == PlanStatus::kRefused) {
+      result.outcome = o;
+      return result;
+    }
+    if (o.status == PlanStatus::kInvalid) {  // only the flags can be invalid: edits are checked before they land
+      result.outcome = o;
+      return result;
+    } else {
+      result.outcome = o;
+      if (show) {
+        std::set<std::string> changed = previous_rows.empty() ? std::set<std::string>{} : detail::changed_rows(previous_rows, o.decision_table);
+        std::fputs(render_decision_table(o.decision_table, st, width, changed).c_str(), out);
+        std::fputs(render_risks(o.plan["risks"], st, width).c_str(), out);
+        std::fputs(render_questions(o.plan["open_questions"], st, width).c_str(), out);
+        for (const auto& c : o.conflicts)
+          std::fprintf(out, "%s %s\n  Closest viable alternative: %s. Change it, or type 'insist' to keep your choice (recorded as a high risk).\n",
+                       st.red("Conflict [" + c.rule + "]:").c_str(), c.message.c_str(), c.alternative.c_str());
+        previous_rows = o.decision_table;
+      }
+    }
+    show = true;
+    // Missing facts first: a numbered menu of valid values.
+    std::string menu_key;
+    std::vector<std::string> menu;
+    const Json& plan = result.outcome.plan;
+    if (flow == "onnx" && plan.is_object() && plan["deployment_target"].is_null()) {
+      menu_key = "deployment_target";
+      menu = {"cpu", "cuda", "rocm", "npu_cnn", "npu_transformer"};
+    } else if (flow == "torch" && plan.is_object() && plan.contains("hardware") && plan["hardware"].is_null()) {
+      menu_key = "hardware";
+      menu = {"mi300x", "mi325x", "mi355x", "h100", "h200", "b200", "a100", "l40s", "rtx4090", "cpu"};
+    }
+    std::string line;
+    if (!menu_key.empty()) {
+      std::fprintf(out, "%s is not known. Choose one:\n", menu_key.c_str());
+      for (size_t i = 0; i < menu.size(); ++i) std::fprintf(out, "  %zu) %s\n", i + 1, menu[i].c_str());
+      if (!read_line(menu_key + " [1-" + std::to_string(menu.size()) + "]> ", line)) {
+        result.declined = true;
+        return result;
+      }
+      line = detail::trim(line);
+      size_t pick = 0;
+      try {
+        pick = std::stoul(line);
+      } catch (...) {
+        pick = 0;
+      }
+      if (pick >= 1 && pick <= menu.size()) {
+        req.choices[menu_key] = menu[pick - 1];
+        if (menu_key == "hardware") req.hardware = menu[pick - 1];
+        continue;
+      }
+      if (std::count(menu.begin(), menu.end(), line)) {
+        req.choices[menu_key] = line;
+        continue;
+      }
+      // Anything else is handled as a normal answer below.
+    } else {
+      if (!read_line("Confirm this plan? Any changes? ", line)) {
+        result.declined = true;
+        return result;
+      }
+      line = detail::trim(line);
+    }
+    std::string l = lower(line);
+    if (l.empty()) {
+      show = false;
+      continue;
+    }
+    if (l == "no" || l == "n" || l == "q" || l == "quit") {
+      result.declined = true;
+      return result;
+    }
+    if (l == "help" || l == "?") {
+      std::fputs(detail::kHelp, out);
+      show = false;
+      continue;
+    }
+    if (l == "show") continue;
+    if (l == "insist") {
+      req.insist = true;
+      continue;
+    }
+    if (l == "yes" || l == "y") {
+      if (!result.outcome.conflicts.empty()) {
+        std::fprintf(out, "There is a conflict to resolve first: change the choice or type 'insist'.\n");
+        show = false;
+        continue;
+      }
+      req.confirmed = true;
+      PlanOutcome fin = make_plan(analysis, req);
+      result.outcome = fin;
+      if (fin.plan["requires_confirmation"].get<bool>())
+        std::fprintf(out, "The plan still has open questions: it is written as a draft (requires_confirmation: true).\n");
+      return result;
+    }
+    // Shorthands and KEY=VALUE edits.
+    std::string edit = line;
+    for (const auto& [word, key] : std::vector<std::pair<std::string, std::string>>{
+             {"preset ", "preset"}, {"scheme ", "global_scheme"}, {"target ", "deployment_target"}, {"hardware ", "hardware"}})
+      if (l.rfind(word, 0) == 0) edit = key + "=" + detail::trim(line.substr(word.size()));
+    if (edit.find('=') == std::string::npos) {
+      std::fprintf(out, "Not understood: '%s'. Type help for the answers.\n", line.c_str());
+      show = false;
+      continue;
+    }
+    PlanRequest before = req;
+    try {
+      apply_set(req, flow, edit);
+      if (edit.rfind("hardware=", 0) == 0) req.hardware = req.choices["hardware"].is_string() ? req.choices["hardware"].get<std::string>() : "";
+    } catch (const UsageError& e) {
+      std::fprintf(out, "%s\n", e.what());
+      show = false;
+      continue;
+    }
+    PlanOutcome trial = make_plan(analysis, req);
+    if (trial.status == PlanStatus::kInvalid) {
+      for (const auto& e : trial.errors) std::fprintf(out, "Cannot apply that: %s\n", e.c_str());
+      req = before;  // the edit is dropped; the plan stays as it was
+      show = false;
+    }
+  }
+}
+
+}  // namespace quarkplan::ui

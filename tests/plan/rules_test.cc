@@ -1,0 +1,475 @@
+// Every rule alone: one scenario per registered rule, showing it fires; a
+// meta-test checks that no registered rule lacks a scenario.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+
+#include "plan/plan_test_support.h"
+#include "plan/rules.h"
+
+using namespace qp_test;
+using quarkplan::Json;
+using quarkplan::PlanOutcome;
+using quarkplan::PlanRequest;
+using quarkplan::PlanStatus;
+
+namespace {
+
+PlanOutcome plan(const Json& a, std::function<void(PlanRequest&)> setup = {}) {
+  PlanRequest r;
+  r.confirmed = true;
+  if (setup) setup(r);
+  return quarkplan::make_plan(a, r);
+}
+
+Json with(Json a, const std::string& path, const Json& value) {
+  Json* cur = &a;
+  size_t start = 0;
+  while (true) {
+    size_t dot = path.find('.', start);
+    std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (dot == std::string::npos) {
+      (*cur)[key] = value;
+      return a;
+    }
+    cur = &(*cur)[key];
+    start = dot + 1;
+  }
+}
+
+bool has_question(const PlanOutcome& o, const std::string& word) {
+  for (const auto& q : o.plan["open_questions"])
+    if (q.get<std::string>().find(word) != std::string::npos) return true;
+  return false;
+}
+
+struct Scenario {
+  const char* rule;
+  std::function<void()> check;
+};
+
+std::vector<Scenario> scenarios() {
+  return {
+      {"onnx.analysis.complete", [] {
+         auto o = plan(with(cnn_analysis(), "analysis_status", "partial"), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         EXPECT_TRUE(cites(o, "onnx.analysis.complete"));
+       }},
+      {"onnx.refuse.already_quantized", [] {
+         auto o = plan(with(cnn_analysis(), "model.onnx_specific.has_qdq_already", true), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(o.status, PlanStatus::kRefused);
+         EXPECT_NE(o.refusal.find("remove_qdq"), std::string::npos);
+         auto q = plan(with(cnn_analysis(), "model.onnx_specific.has_quark_custom_ops", true), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(q.status, PlanStatus::kRefused);
+       }},
+      {"onnx.target.resolve", [] {
+         auto o = plan(cnn_analysis());
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         EXPECT_TRUE(o.plan["deployment_target"].is_null());
+         EXPECT_TRUE(has_question(o, "deployment target"));
+         auto t = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "rocm"; });
+         EXPECT_EQ(t.plan["deployment_target"], "rocm");
+         EXPECT_TRUE(cites(t, "onnx.target.resolve"));
+       }},
+      {"onnx.architecture.known", [] {
+         auto o = plan(with(cnn_analysis(), "model.onnx_specific.architecture_guess", "unknown"), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         EXPECT_TRUE(has_question(o, "op histogram"));
+         EXPECT_TRUE(o.plan["preset"].is_null());
+       }},
+      {"onnx.preset.choose", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
+         EXPECT_EQ(o.plan["preset"], "XINT8");
+         EXPECT_TRUE(cites(o, "onnx.preset.choose"));
+       }},
+      {"onnx.preset.known", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "XINT9"; });
+         EXPECT_EQ(o.status, PlanStatus::kInvalid);
+         EXPECT_NE(o.errors[0].find("did you mean 'XINT8'"), std::string::npos) << o.errors[0];
+       }},
+      {"onnx.target.gate", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.choices["preset"] = "A8W8"; });
+         EXPECT_EQ(o.status, PlanStatus::kConflict);
+         EXPECT_EQ(o.conflicts[0].alternative, "XINT8");
+         EXPECT_NE(o.conflicts[0].message.find("non-PoF2"), std::string::npos);
+         auto i = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.choices["preset"] = "A8W8"; r.insist = true; });
+         EXPECT_EQ(i.status, PlanStatus::kConfirmed);
+         EXPECT_EQ(i.plan["preset"], "A8W8");
+         EXPECT_TRUE(cites(i, "onnx.target.gate"));
+         auto b = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.choices["preset"] = "BFP16"; });
+         EXPECT_EQ(b.status, PlanStatus::kConflict);  // negative gate: BFP16 + NPU CNN is refused, not downgraded
+         auto x = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "XINT8"; });
+         EXPECT_EQ(x.status, PlanStatus::kConflict);  // never XINT8 outside npu_cnn
+         auto t = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "npu_transformer"; r.choices["preset"] = "INT8_CNN_DEFAULT"; });
+         EXPECT_EQ(t.status, PlanStatus::kConflict);
+       }},
+      {"onnx.custom_ops.block_formats", [] {
+         auto failed = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "cuda"; r.choices["preset"] = "MXFP4E2M1"; r.custom_ops_compile_ok = false; });
+         EXPECT_EQ(failed.status, PlanStatus::kConflict);
+         auto unknown = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "cuda"; r.choices["preset"] = "MXFP4E2M1"; });
+         EXPECT_EQ(unknown.status, PlanStatus::kDraft);
+         EXPECT_TRUE(has_question(unknown, "quark-onnx-install"));
+         auto ok = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "cuda"; r.choices["preset"] = "MXFP4E2M1"; r.custom_ops_compile_ok = true; });
+         EXPECT_EQ(ok.status, PlanStatus::kConfirmed);
+         EXPECT_TRUE(cites(ok, "onnx.custom_ops.block_formats"));
+       }},
+      {"onnx.npu.flags_tied", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
+         EXPECT_TRUE(o.plan["onnx_specific"]["enable_npu_cnn"].get<bool>());
+         EXPECT_FALSE(o.plan["onnx_specific"]["enable_npu_transformer"].get<bool>());
+         auto c = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.enable_npu_cnn"] = true; });
+         EXPECT_EQ(c.status, PlanStatus::kConflict);
+       }},
+      {"onnx.calibration.method", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
+         EXPECT_EQ(o.plan["calibration"]["method"], "PowerOfTwo_MinMSE");
+         auto u = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.choices["calibration.method"] = "NonOverflow"; });
+         EXPECT_EQ(u.plan["calibration"]["method"], "PowerOfTwo_NonOverflow");  // alias resolved
+         auto bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["calibration.method"] = "MinMix"; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+       }},
+      {"onnx.npu_cnn.pof2_calibration", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.choices["calibration.method"] = "MinMax"; });
+         EXPECT_EQ(o.status, PlanStatus::kConflict);
+         EXPECT_EQ(o.conflicts[0].rule, "onnx.npu_cnn.pof2_calibration");
+         EXPECT_EQ(o.conflicts[0].alternative, "PowerOfTwo_MinMSE");
+       }},
+      {"onnx.combination.xint8_without_pof2", [] {
+         // VINT8 is power-of-two and allowed off the NPU; MinMax calibration is the risky combination.
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "VINT8"; r.choices["calibration.method"] = "MinMax"; });
+         EXPECT_TRUE(cites(o, "onnx.combination.xint8_without_pof2"));
+       }},
+      {"onnx.npu_cnn.nhwc", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
+         EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["ConvertNCHWToNHWC"], true);
+       }},
+      {"onnx.calibration.sizes", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(o.plan["calibration"]["data_size"], 200);
+         EXPECT_EQ(o.plan["calibration"]["batch_size"], 1);
+         auto b = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["calibration.batch_size"] = 8; });
+         EXPECT_EQ(b.status, PlanStatus::kInvalid);
+         auto s = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["calibration.data_size"] = 10; });
+         EXPECT_TRUE(cites(s, "onnx.calibration.sizes"));
+       }},
+      {"onnx.calibration.data", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.calib_data = "none"; });
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         EXPECT_TRUE(has_question(o, "calibration set"));
+       }},
+      {"onnx.algorithms.defaults", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
+         EXPECT_EQ(o.plan["algorithms"], Json::array({"CLE"}));
+         EXPECT_TRUE(o.plan["onnx_specific"]["include_cle"].get<bool>());
+         auto acc = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.goal = "accuracy"; });
+         EXPECT_EQ(acc.plan["preset"], "XINT8_ADAROUND");
+         EXPECT_EQ(acc.plan["algorithms"], Json::array({"CLE"}));  // the preset already runs AdaRound
+         EXPECT_TRUE(acc.plan["onnx_specific"]["include_fast_ft"].get<bool>());
+       }},
+      {"onnx.algorithms.compatibility", [] {
+         auto o = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["algorithms"] = "AutoMixprecision"; });
+         EXPECT_TRUE(cites(o, "onnx.algorithms.compatibility"));
+       }},
+      {"onnx.algorithms.exclusive", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["algorithms"] = "AdaRound,AdaQuant"; });
+         EXPECT_TRUE(cites(o, "onnx.algorithms.exclusive"));
+       }},
+      {"onnx.algorithms.at_most_two", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["algorithms"] = Json::parse(R"(["CLE","BiasCorrection","AdaRound"])"); });
+         EXPECT_TRUE(cites(o, "onnx.algorithms.at_most_two"));
+         EXPECT_EQ(o.status, PlanStatus::kConfirmed);  // recorded, kept
+       }},
+      {"onnx.algorithms.cle_transformer", [] {
+         auto o = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["algorithms"] = "CLE"; });
+         EXPECT_TRUE(cites(o, "onnx.algorithms.cle_transformer"));
+       }},
+      {"onnx.combination.mx_without_amp", [] {
+         auto o = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "MXFP4E2M1"; r.custom_ops_compile_ok = true; });
+         EXPECT_TRUE(cites(o, "onnx.combination.mx_without_amp"));
+       }},
+      {"onnx.external_data.over_2gb", [] {
+         auto big = plan(with(cnn_analysis(), "model.estimated_size_gb", 2.5), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_TRUE(big.plan["onnx_specific"]["use_external_data_format"].get<bool>());
+         auto small = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_FALSE(small.plan["onnx_specific"]["use_external_data_format"].get<bool>());
+         auto forced = plan(with(cnn_analysis(), "model.estimated_size_gb", 2.5),
+                            [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.use_external_data_format"] = false; });
+         EXPECT_EQ(forced.status, PlanStatus::kConflict);
+       }},
+      {"onnx.nodes.check", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.nodes_to_exclude"] = Json::array({"/head/fc"}); });
+         EXPECT_EQ(o.status, PlanStatus::kConfirmed);
+         EXPECT_EQ(o.plan["onnx_specific"]["nodes_to_exclude"], Json::array({"/head/fc"}));
+         auto bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.nodes_to_exclude"] = Json::array({"/head/fcc"}); });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+         EXPECT_NE(bad.errors[0].find("did you mean '/head/fc'"), std::string::npos) << bad.errors[0];
+         auto sub = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.subgraphs_to_exclude"] = Json::parse(R"([[["/backbone/conv4"],["/head/softmax"]]])");
+         });
+         EXPECT_EQ(sub.status, PlanStatus::kConfirmed);
+         auto both = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.nodes_to_exclude"] = Json::array({"/head/fc"});
+           r.choices["onnx_specific.nodes_to_quantize"] = Json::array({"/head/fc"});
+         });
+         EXPECT_EQ(both.status, PlanStatus::kInvalid);
+       }},
+      {"onnx.op_types.check", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.op_types_to_quantize"] = Json::array({"Conv"}); });
+         EXPECT_EQ(o.plan["onnx_specific"]["op_types_to_quantize"], Json::array({"Conv"}));
+         auto bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.op_types_to_quantize"] = Json::array({"Conv2d"}); });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+       }},
+      {"onnx.opset.upgrade", [] {
+         Json a = cnn_analysis();
+         a["model"]["onnx_specific"]["opsets"] = Json::parse(R"([{"domain":"ai.onnx","version":11}])");
+         auto o = plan(a, [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["ConvertOpsetVersion"], 13);
+       }},
+      {"onnx.npu.static_shapes", [] {
+         auto o = plan(with(cnn_analysis(), "model.onnx_specific.has_dynamic_dims", true), [](PlanRequest& r) { r.target = "npu_cnn"; });
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         EXPECT_TRUE(has_question(o, "FixShapes"));
+         auto f = plan(with(cnn_analysis(), "model.onnx_specific.has_dynamic_dims", true), [](PlanRequest& r) {
+           r.target = "npu_cnn";
+           r.choices["onnx_specific.extra_options.FixShapes"] = "images:[1,224,224,3]";
+         });
+         EXPECT_EQ(f.status, PlanStatus::kConfirmed);
+       }},
+      {"onnx.fp16.convert", [] {
+         auto o = plan(with(cnn_analysis(), "model.onnx_specific.weights.by_dtype", Json::parse(R"({"float16":100})")), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["ConvertFP16ToFP32"], true);
+       }},
+      {"onnx.subgraphs", [] {
+         auto o = plan(with(cnn_analysis(), "model.onnx_specific.subgraph_count", 3), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_TRUE(cites(o, "onnx.subgraphs"));
+       }},
+      {"onnx.extra_options.check", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.SimplifyModel"] = false; });
+         EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["SimplifyModel"], false);
+         auto bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.SimplifyModl"] = false; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+         EXPECT_NE(bad.errors[0].find("SimplifyModel"), std::string::npos);
+         auto type = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.SimplifyModel"] = "yes"; });
+         EXPECT_EQ(type.status, PlanStatus::kInvalid);
+       }},
+      {"onnx.execution_providers", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cuda"; });
+         EXPECT_EQ(o.plan["onnx_specific"]["execution_providers"][0], "CUDAExecutionProvider");
+       }},
+      {"onnx.evaluation_intent", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["evaluation_intent"] = "mAP"; });
+         EXPECT_EQ(o.plan["evaluation_intent"], "mAP");
+         auto bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["evaluation_intent"] = "full"; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+       }},
+      // ---- torch ----
+      {"torch.analysis.complete", [] {
+         Json a = with(hf_analysis("qwen3-8b"), "analysis_status", "partial");
+         a["partial_reasons"] = Json::array({"2 weight shard(s) named by the index are missing"});
+         auto o = plan(a, [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         EXPECT_TRUE(has_question(o, "weight shard"));
+       }},
+      {"torch.refuse.pre_quantized", [] {
+         auto o = plan(with(hf_analysis("qwen3-8b"), "model.pre_quantized", "awq"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_EQ(o.status, PlanStatus::kRefused);
+         auto fp8 = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+         EXPECT_NE(fp8.status, PlanStatus::kRefused);  // dequantizable on load: risk, not refusal
+         EXPECT_TRUE(cites(fp8, "torch.refuse.pre_quantized"));
+       }},
+      {"torch.template.required", [] {
+         auto o = plan(hf_analysis("olmo-3.1-32b-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         EXPECT_TRUE(has_question(o, "register_template"));
+       }},
+      {"torch.remote_code", [] {
+         auto o = plan(hf_analysis("chatglm2-6b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         EXPECT_FALSE(o.plan["trust_remote_code"].get<bool>());
+         auto ok = plan(hf_analysis("chatglm2-6b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.trust_remote_code = true; });
+         EXPECT_EQ(ok.status, PlanStatus::kConfirmed);
+         EXPECT_TRUE(ok.plan["trust_remote_code"].get<bool>());
+       }},
+      {"torch.hardware.resolve", [] {
+         auto o = plan(hf_analysis("qwen3-8b"));
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         EXPECT_TRUE(has_question(o, "accelerator"));
+         auto env = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) {
+           r.env_context = Json::parse(R"({"environment":{"os":"linux","python":"3.12","containerized":false},
+             "hardware":{"accelerator":"amd-rocm","gpu_model":"AMD Instinct MI300X","gpu_count":8,"memory_gb":192}})");
+         });
+         EXPECT_EQ(env.plan["hardware"], "mi300x");
+         auto bad = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi301x"; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+       }},
+      {"torch.scheme.choose", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "fp8"; });
+         EXPECT_EQ(o.plan["global_scheme"], "fp8");
+         auto bad = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "int4_wo_256"; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+         EXPECT_NE(bad.errors[0].find("did you mean"), std::string::npos);
+       }},
+      {"torch.scheme.hardware_gate", [] {
+         auto emu = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "mxfp4"; });
+         EXPECT_TRUE(cites(emu, "torch.scheme.hardware_gate"));
+         EXPECT_EQ(emu.plan["hardware_support"], "emulated");
+         auto nat = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["global_scheme"] = "mxfp4"; });
+         EXPECT_EQ(nat.plan["hardware_support"], "native");
+         auto nv = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "nvfp4"; });
+         EXPECT_EQ(nv.plan["hardware_support"], "weight_only");
+         auto bw = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "b200"; r.choices["global_scheme"] = "nvfp4"; });
+         EXPECT_EQ(bw.plan["hardware_support"], "native");
+         auto amp = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "a100"; r.choices["global_scheme"] = "fp8"; });
+         EXPECT_EQ(amp.plan["hardware_support"], "weight_only");  // no FP8 compute before Ada/Hopper
+         auto unsup = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "a100"; r.choices["global_scheme"] = "int4_fp8"; });
+         EXPECT_EQ(unsup.status, PlanStatus::kConflict);
+       }},
+      {"torch.scheme.risky", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["global_scheme"] = "mxfp4"; });
+         EXPECT_TRUE(cites(o, "torch.scheme.risky"));
+         EXPECT_EQ(o.status, PlanStatus::kConfirmed);  // kept, recorded
+       }},
+      {"torch.export.format", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "cpu"; r.export_format = "gguf"; });
+         EXPECT_EQ(o.plan["global_scheme"], "uint4_wo_32");
+         EXPECT_EQ(o.plan["algorithm"], "awq");
+         auto c = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "cpu"; r.export_format = "gguf"; r.choices["global_scheme"] = "fp8"; });
+         EXPECT_EQ(c.status, PlanStatus::kConflict);
+       }},
+      {"torch.algorithm.choose", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.goal = "size"; });
+         EXPECT_EQ(o.plan["global_scheme"], "int4_wo_32");
+         EXPECT_EQ(o.plan["algorithm"], "awq");
+         auto two = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_128"; r.choices["algorithm"] = "rotation,gptq"; });
+         EXPECT_EQ(two.plan["algorithm"], "rotation,gptq");
+         auto bad = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["algorithm"] = "quarot"; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+       }},
+      {"torch.algorithm.model_support", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_128"; r.choices["algorithm"] = "awq"; });
+         EXPECT_EQ(o.status, PlanStatus::kConflict);  // qwen3 has no built-in algorithm configs
+         auto g = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.goal = "size"; });
+         EXPECT_TRUE(g.plan["algorithm"].is_null());  // the guide's AWQ is dropped, with the reason
+         EXPECT_TRUE(cites(g, "torch.algorithm.model_support"));
+       }},
+      {"torch.algorithm.awq_needs_int4", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "fp8"; r.choices["algorithm"] = "awq"; });
+         EXPECT_TRUE(cites(o, "torch.algorithm.awq_needs_int4"));
+         EXPECT_EQ(o.status, PlanStatus::kConfirmed);  // unusual, explained, kept
+       }},
+      {"torch.algorithm.smoothquant_needs_activations", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "int4_wo_128"; r.choices["algorithm"] = "smoothquant"; });
+         EXPECT_TRUE(cites(o, "torch.algorithm.smoothquant_needs_activations"));
+       }},
+      {"torch.algorithm.at_most_two", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "int4_wo_128"; r.choices["algorithm"] = "rotation,awq,gptq"; });
+         EXPECT_TRUE(cites(o, "torch.algorithm.at_most_two"));
+       }},
+      {"torch.kv_cache.fp8_only", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; });
+         EXPECT_TRUE(o.plan["kv_cache_scheme"].is_null());
+         auto f = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["kv_cache_scheme"] = "fp8"; });
+         EXPECT_EQ(f.plan["kv_cache_scheme"], "fp8");
+         auto bad = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["kv_cache_scheme"] = "int8_per_token"; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+       }},
+      {"torch.exclude.template_defaults", [] {
+         auto o = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+         EXPECT_EQ(o.plan["exclude_layers"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate","*mlp.gate.linear"])"));
+         auto rep = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["exclude_layers"] = Json::array({"lm_head"}); });
+         EXPECT_EQ(rep.plan["exclude_layers"], Json::array({"lm_head"}));  // replaces, never appends
+         EXPECT_TRUE(cites(rep, "torch.exclude.template_defaults"));
+         auto typo = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["exclude_layers"] = Json::array({"*self_atn*"}); });
+         EXPECT_EQ(typo.status, PlanStatus::kInvalid);
+       }},
+      {"torch.layer_quant_config.patterns", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["global_scheme"] = "mxfp4"; r.choices["layer_quant_config.*self_attn*"] = "fp8"; });
+         EXPECT_EQ(o.plan["layer_quant_config"], Json::parse(R"({"*self_attn*":"fp8"})"));
+         auto none = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["layer_quant_config.*attention*"] = "fp8"; });
+         EXPECT_EQ(none.status, PlanStatus::kInvalid);  // matches nothing: an error, not a silent no-op
+         EXPECT_NE(none.errors[0].find("matches none"), std::string::npos);
+         auto scheme = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["layer_quant_config.*self_attn*"] = "fp9"; });
+         EXPECT_EQ(scheme.status, PlanStatus::kInvalid);
+       }},
+      {"torch.exclude.lm_head", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["exclude_layers"] = Json::array(); });
+         EXPECT_TRUE(cites(o, "torch.exclude.lm_head"));
+       }},
+      {"torch.moe.routers", [] {
+         auto o = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["exclude_layers"] = Json::array({"lm_head"}); });
+         EXPECT_TRUE(cites(o, "torch.moe.routers"));
+         auto ok = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "h100"; });
+         EXPECT_FALSE(cites(ok, "torch.moe.routers"));
+       }},
+      {"torch.calibration.defaults", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; });
+         EXPECT_EQ(o.plan["calibration"], Json::parse(R"({"dataset":"pileval","num_calib_data":128,"seq_len":512})"));
+         auto sq = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["calibration.dataset"] = "ScienceQA"; });
+         EXPECT_EQ(sq.status, PlanStatus::kInvalid);  // NotImplementedError in Quark
+       }},
+      {"torch.calibration.data", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "fp8"; r.calib_data = "none"; });
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         auto wo = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "int4_wo_128"; r.calib_data = "none"; });
+         EXPECT_EQ(wo.status, PlanStatus::kConfirmed);  // weight-only without algorithms needs no data
+       }},
+      {"torch.evaluation_intent", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["evaluation_intent"] = "none"; });
+         EXPECT_EQ(o.plan["evaluation_intent"], "none");
+       }},
+      {"torch.device.strategy", [] {
+         auto o = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "rtx4090"; r.choices["global_scheme"] = "int4_wo_128"; });
+         EXPECT_TRUE(cites(o, "torch.device.strategy"));
+         EXPECT_NE(o.plan["device_strategy"].get<std::string>().find("multi-GPU"), std::string::npos);
+       }},
+  };
+}
+
+}  // namespace
+
+TEST(Rules, EveryRegisteredRuleHasAScenario) {
+  std::set<std::string> covered;
+  for (const auto& s : scenarios()) covered.insert(s.rule);
+  for (const auto& r : quarkplan::rule_registry()) EXPECT_TRUE(covered.count(r.id)) << "no scenario for rule " << r.id;
+  for (const auto& id : covered) EXPECT_NE(quarkplan::find_rule(id), nullptr) << id << " is not registered";
+}
+
+TEST(Rules, IdsArePurposefulAndUnique) {
+  std::set<std::string> ids;
+  for (const auto& r : quarkplan::rule_registry()) {
+    EXPECT_TRUE(ids.insert(r.id).second) << r.id;
+    EXPECT_GT(std::string(r.purpose).size(), 10u) << r.id;
+    EXPECT_EQ(std::string(r.id).rfind(std::string(r.flow) + ".", 0), 0u) << r.id;
+  }
+}
+
+class RuleScenario : public ::testing::TestWithParam<Scenario> {};
+TEST_P(RuleScenario, Fires) { GetParam().check(); }
+INSTANTIATE_TEST_SUITE_P(All, RuleScenario, ::testing::ValuesIn(scenarios()), [](const auto& info) {
+  std::string n = info.param.rule;
+  for (auto& c : n)
+    if (c == '.') c = '_';
+  return n;
+});
+
+TEST(Rules, EveryCitedRuleIsRegistered) {
+  // Across a spread of plans, every rule a reason or risk names exists.
+  std::vector<PlanOutcome> outs = {
+      plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; }),
+      plan(transformer_analysis(), [](PlanRequest& r) { r.target = "cuda"; r.goal = "accuracy"; }),
+      plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["kv_cache_scheme"] = "fp8"; }),
+      plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "h100"; r.goal = "size"; })};
+  for (const auto& o : outs) {
+    ASSERT_FALSE(o.plan.is_null());
+    for (const auto& r : o.plan["risks"]) EXPECT_NE(quarkplan::find_rule(r["rule"]), nullptr) << r["rule"];
+    for (auto& [k, v] : o.plan["reasons"].items()) {
+      std::string t = v;
+      auto l = t.rfind('['), rb = t.rfind(']');
+      ASSERT_NE(l, std::string::npos) << k << ": " << t;
+      EXPECT_NE(quarkplan::find_rule(t.substr(l + 1, rb - l - 1)), nullptr) << k << ": " << t;
+    }
+  }
+}
