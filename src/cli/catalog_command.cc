@@ -56,7 +56,7 @@ void print_torch(const Catalog& c, const ui::Style& st) {
   for (const auto& s : t["schemes"])
     std::printf("  %-22s %-10s %-11s %-12s %-7.3f %s\n", s["name"].get<std::string>().c_str(), s["weight_dtype"].get<std::string>().c_str(),
                 (s["weight_granularity"].get<std::string>() + (s["group_size"].is_number() ? " " + s["group_size"].dump() : "")).c_str(),
-                s["activation_dtype"].is_string() ? (s["activation_dtype"].get<std::string>() + (s["activation_static"].get<bool>() ? " st" : " dyn")).c_str() : "-",
+                s["activation_dtype"].is_string() ? (s["activation_dtype"].get<std::string>() + (s["activation_static"].is_boolean() ? (s["activation_static"].get<bool>() ? " st" : " dyn") : "")).c_str() : "-",
                 s["bits_per_weight"].get<double>(), s["use_case"].get<std::string>().c_str());
   for (auto& [alias, target] : t["scheme_aliases"].items())
     std::printf("  %-22s alias of %s\n", alias.c_str(), target.get<std::string>().c_str());

@@ -28,6 +28,18 @@ struct CatalogArgs {
 };
 int run_catalog_command(const CatalogArgs& args);
 
+struct ExplainArgs {
+  std::string plan, catalog_dir;
+  bool json = false;
+};
+int run_explain_command(const ExplainArgs& args);
+
+struct EnvArgs {
+  std::string output = "env_context.json";
+  bool json = false;
+};
+int run_env_command(const EnvArgs& args);
+
 struct ValidateArgs {
   std::vector<std::string> files;
   std::string kind;

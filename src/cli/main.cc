@@ -69,6 +69,17 @@ int main(int argc, char** argv) {
   cc->add_flag("--json", catalog.json, "print the catalog as JSON");
   cc->add_option("--catalog", catalog.catalog_dir, "a folder of catalog files that replace the embedded ones");
 
+  ExplainArgs explain;
+  auto* ce = app.add_subcommand("explain", "Show a plan's decision table, risks and the Quark invocation it implies");
+  ce->add_option("PLAN", explain.plan, "a quant_plan.json")->required();
+  ce->add_flag("--json", explain.json, "print it as JSON");
+  ce->add_option("--catalog", explain.catalog_dir, "a folder of catalog files that replace the embedded ones");
+
+  EnvArgs env;
+  auto* cn = app.add_subcommand("env", "Probe this machine into env_context.json");
+  cn->add_option("-o", env.output, "where to write it")->default_val("env_context.json");
+  cn->add_flag("--json", env.json, "print it as JSON on stdout");
+
   ValidateArgs validate;
   auto* cv = app.add_subcommand("validate", "Check artifacts against quarkplan's JSON schemas");
   cv->add_option("FILE", validate.files, "artifacts to check")->required();
@@ -86,5 +97,7 @@ int main(int argc, char** argv) {
   if (cv->parsed()) return run_validate_command(validate);
   if (cp->parsed()) return run_plan_command(plan);
   if (cc->parsed()) return run_catalog_command(catalog);
+  if (ce->parsed()) return run_explain_command(explain);
+  if (cn->parsed()) return run_env_command(env);
   return kExitBadInput;
 }

@@ -337,12 +337,14 @@ void algorithms(PlanState& s) {
       algos = row["algorithms"];
       break;
     }
+    // Mixed-precision presets are driven by AutoMixprecision.
+    if (const Json* p = preset(s); p && (*p)["auto_mixprecision"].get<bool>()) algos = Json::array({"AutoMixprecision"});
     // A preset with built-in fast-finetune already runs AdaRound/AdaQuant.
     if (const Json* p = preset(s); p && (*p)["fast_finetune"].is_string())
       for (auto it = algos.begin(); it != algos.end();)
         it = (*it == "AdaRound" || *it == "AdaQuant") ? algos.erase(it) : it + 1;
     std::string why = algos.empty() ? "None needed for this preset and architecture"
-                                    : fam == "mixed" ? "Mixed-precision presets run AutoMixprecision"
+                                    : algos[0] == "AutoMixprecision" ? "Mixed-precision presets run AutoMixprecision"
                                     : algos.size() == 1 ? "INT8 CNN: CLE equalizes channel ranges before calibration"
                                                         : "Accuracy-tight INT8 CNN: CLE, then AdaRound";
     s.reason("algorithms", "onnx.algorithms.defaults", why);

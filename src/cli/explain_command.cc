@@ -1,0 +1,80 @@
+// `quarkplan explain PLAN [--json]`: the decision table of an existing plan,
+// its risks and open questions, and the Quark invocation it implies. Shows; it
+// never writes or runs anything.
+#include <cstdio>
+#include <filesystem>
+
+#include "catalog/catalog.h"
+#include "cli/commands.h"
+#include "cli/guarded.h"
+#include "common/error.h"
+#include "plan/invocation.h"
+#include "plan/planner.h"
+#include "ui/decision_table.h"
+#include "ui/terminal.h"
+
+namespace fs = std::filesystem;
+
+namespace quarkplan {
+
+int run_explain_command(const ExplainArgs& a) {
+  return guarded([&] {
+    Json plan = read_json_file(a.plan, 64ull << 20);
+    auto errors = validate_against_schema(plan, "schemas/quant_plan.schema.json");
+    if (!errors.empty()) throw InputError(a.plan, "is not a valid quant_plan: " + errors.front());
+    // The analysis the plan points to, when it is still there.
+    Json analysis;
+    fs::path ref = plan["model"]["analysis_ref"].get<std::string>();
+    fs::path base = fs::path(a.plan).parent_path();
+    fs::path full = ref.is_absolute() ? ref : (base.empty() ? fs::path(".") : base) / ref;
+    std::string analysis_note;
+    if (fs::exists(full)) {
+      try {
+        analysis = read_json_file(full.string(), 256ull << 20);
+      } catch (const InputError&) {
+        analysis_note = "(the analysis at " + full.string() + " is unreadable)";
+      }
+    } else {
+      analysis_note = "(analysis_ref " + ref.string() + " not found: template defaults from the catalog)";
+    }
+    Invocation inv = plan_invocation(plan, analysis, a.catalog_dir);
+    Json table = decision_table(plan);
+    if (a.json) {
+      Json j = {{"plan", a.plan},
+                {"requires_confirmation", plan["requires_confirmation"]},
+                {"decision_table", table},
+                {"risks", plan["risks"]},
+                {"open_questions", plan["open_questions"]},
+                {"estimates", plan.value("estimates", Json::object())},
+                {"invocation", {{"tool", inv.tool}, {"args", inv.args}, {"text", inv.text}, {"qconfig", inv.fields}}}};
+      std::fputs(dump_json(j).c_str(), stdout);
+      return kExitOk;
+    }
+    ui::Style st{ui::use_color(stdout)};
+    int width = ui::terminal_width(stdout);
+    std::printf("%s %s%s\n", st.bold("Plan").c_str(), a.plan.c_str(),
+                plan["requires_confirmation"].get<bool>() ? "  (DRAFT: requires confirmation)" : "  (confirmed)");
+    std::fputs(ui::render_decision_table(table, st, width).c_str(), stdout);
+    std::fputs(ui::render_risks(plan["risks"], st, width).c_str(), stdout);
+    std::fputs(ui::render_questions(plan["open_questions"], st, width).c_str(), stdout);
+    const Json& est = plan.value("estimates", Json::object());
+    if (est.contains("weights") && !est["weights"].empty()) {
+      std::printf("%s\n", st.bold("Weight size per scheme:").c_str());
+      for (const auto& w : est["weights"])
+        std::printf("  %-14s %8.2f GB  %6.3f bits/weight  (%s)\n", w["scheme"].get<std::string>().c_str(), w["bytes"].get<double>() / 1e9,
+                    w["bits_per_weight_effective"].get<double>(), w["method"].get<std::string>().c_str());
+    }
+    if (est.contains("kv_cache") && est["kv_cache"].is_object())
+      std::printf("%s %s, %s bytes/token, %.2f GB at %s tokens x batch %s\n", st.bold("KV cache:").c_str(), est["kv_cache"]["dtype"].get<std::string>().c_str(),
+                  est["kv_cache"]["bytes_per_token"].dump().c_str(), est["kv_cache"]["bytes"].get<double>() / 1e9,
+                  est["kv_cache"]["context_length"].dump().c_str(), est["kv_cache"]["batch"].dump().c_str());
+    if (est.contains("fit") && est["fit"].is_object())
+      std::printf("%s %s: needs %.1f GB of %.1f GB -> %s\n", st.bold("Fit:").c_str(), est["fit"]["accelerator"].get<std::string>().c_str(),
+                  est["fit"]["needed_bytes"].get<double>() / 1e9, est["fit"]["memory_bytes"].get<double>() / 1e9,
+                  est["fit"]["fits"].get<bool>() ? "fits" : "DOES NOT FIT");
+    std::printf("%s %s\n%s", st.bold("Quark invocation this plan implies").c_str(), analysis_note.c_str(), inv.text.c_str());
+    return kExitOk;
+  });
+}
+
+}  // namespace quarkplan

@@ -1,0 +1,21 @@
+// The Quark invocation a plan implies — shown by `explain`, never run.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+
+namespace quarkplan {
+
+struct Invocation {
+  std::string tool;                 // "quantize_quark.py" | "quark.onnx QConfig"
+  std::vector<std::string> args;    // Torch: argv after the script
+  std::string text;                 // printable form (shell command or QConfig)
+  Json fields;                      // ONNX: QConfig fields as data
+};
+
+// `analysis` may be null (analysis_ref not found): the template defaults then
+// come from the catalog.
+Invocation plan_invocation(const Json& plan, const Json& analysis, const std::string& catalog_dir = "");
+
+}  // namespace quarkplan

