@@ -41,11 +41,24 @@ ConfirmResult confirm_loop(const Json& analysis, PlanRequest req, const Style& s
   g_words = {"yes", "no", "help", "show", "insist", "preset ", "scheme ", "target ", "hardware "};
   for (const auto& k : flow == "onnx" ? onnx_decision_keys() : torch_decision_keys()) g_words.push_back(k + "=");
   if (flow == "onnx") {
-    for (const auto& p : cat.onnx()["presets"]) g_words.push_back("preset=" + p["name"].get<std::string>());
-    for (const auto& m : cat.onnx()["calibration_methods"]) g_words.push_back("calibration.method=" + m["name"].get<std::string>());
+    for (const auto& p : cat.onnx()["presets"]) {
+      g_words.push_back("preset=" + p["name"].get<std::string>());
+      g_words.push_back(p["name"].get<std::string>());  // after "preset " or when '=' breaks words
+    }
+    for (const auto& m : cat.onnx()["calibration_methods"]) {
+      g_words.push_back("calibration.method=" + m["name"].get<std::string>());
+      g_words.push_back(m["name"].get<std::string>());
+    }
   } else {
-    for (const auto& s : cat.torch()["schemes"]) g_words.push_back("global_scheme=" + s["name"].get<std::string>());
-    for (const auto& a : cat.torch()["algorithms"]) g_words.push_back("algorithm=" + a["name"].get<std::string>());
+    for (const auto& s : cat.torch()["schemes"]) {
+      g_words.push_back("global_scheme=" + s["name"].get<std::string>());
+      g_words.push_back(s["name"].get<std::string>());
+    }
+    for (const auto& a : cat.torch()["algorithms"]) {
+      g_words.push_back("algorithm=" + a["name"].get<std::string>());
+      g_words.push_back(a["name"].get<std::string>());
+    }
+    for (const auto& a : cat.hardware()["accelerators"]) g_words.push_back(a["name"].get<std::string>());
   }
   rl_attempted_completion_function = complete;
   rl_completer_word_break_characters = const_cast<char*>(" ");
