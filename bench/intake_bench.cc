@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "intake/intake.h"
+#include "plan/planner.h"
 
 namespace {
 
@@ -31,6 +32,39 @@ void BM_OnnxIntake_Embedded1_9GB(benchmark::State& s) { run(s, "big_embedded.onn
 void BM_OnnxIntake_Decoder7kNodes(benchmark::State& s) { run(s, "decoder/model.onnx"); }
 BENCHMARK(BM_OnnxIntake_Embedded1_9GB)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_OnnxIntake_Decoder7kNodes)->Unit(benchmark::kMillisecond);
+
+// `plan --analysis FILE` budget (SPEC §5): under 50 ms for any model. The
+// DeepSeek-V3 analysis (91,991 tensors, 45,870 Linear modules) is the worst case.
+void plan_from(benchmark::State& state, const std::string& model, const std::string& hardware) {
+  if (model.empty() || !std::filesystem::exists(model)) {
+    state.SkipWithError("benchmark model missing: run bench/run_intake_bench.sh");
+    return;
+  }
+  quarkplan::IntakeRequest ir;
+  ir.model = model;
+  quarkplan::Json analysis = quarkplan::run_intake(ir);
+  quarkplan::PlanRequest req;
+  req.hardware = hardware;
+  req.confirmed = true;
+  for (auto _ : state) benchmark::DoNotOptimize(quarkplan::make_plan(analysis, req));
+}
+void BM_PlanFromAnalysis_DeepSeekV3_163Shards(benchmark::State& s) { plan_from(s, bench_file("deepseek-v3"), "mi355x"); }
+void BM_PlanFromAnalysis_Decoder7kNodes(benchmark::State& s) {
+  std::string f = bench_file("decoder/model.onnx");
+  if (f.empty()) {
+    s.SkipWithError("benchmark model missing");
+    return;
+  }
+  quarkplan::IntakeRequest ir;
+  ir.model = f;
+  quarkplan::Json analysis = quarkplan::run_intake(ir);
+  quarkplan::PlanRequest req;
+  req.target = "cpu";
+  req.confirmed = true;
+  for (auto _ : s) benchmark::DoNotOptimize(quarkplan::make_plan(analysis, req));
+}
+BENCHMARK(BM_PlanFromAnalysis_DeepSeekV3_163Shards)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlanFromAnalysis_Decoder7kNodes)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include "common/files.h"
 #include "common/json.h"
 #include "intake/intake.h"
+#include "plan/session.h"
 #include "ui/intake_summary.h"
 #include "ui/terminal.h"
 
@@ -26,8 +27,11 @@ int run_intake_command(const IntakeArgs& args) {
     req.catalog_dir = args.catalog_dir;
     req.weight_stats = args.weight_stats;
     req.trust_remote_code = args.trust_remote_code;
+    if (args.weight_stats)
+      throw UsageError("--weight-stats (streaming per-layer outlier statistics) is not available in this version of quarkplan");
     Json analysis = run_intake(req);
     write_file_atomic(args.output, dump_json(analysis));
+    if (!args.session.empty()) update_session_after_intake(args.session, analysis, args.output);
     FILE* human = args.json ? stderr : stdout;
     ui::Style st{ui::use_color(human)};
     std::fputs(ui::render_intake_summary(analysis, st).c_str(), human);

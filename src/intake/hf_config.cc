@@ -67,8 +67,13 @@ Config parse_config(const std::string& text, const std::string& file) {
     c.head_dim = *c.hidden_size / *c.num_attention_heads;
   c.vocab_size = num({"vocab_size", "padded_vocab_size"});
   c.tie_word_embeddings = false;  // absent: assume an untied lm_head (the larger estimate)
-  if (auto it = t.find("tie_word_embeddings"); it != t.end() && it->is_boolean()) c.tie_word_embeddings = it->get<bool>();
-  else if (auto it2 = top.find("tie_word_embeddings"); it2 != top.end() && it2->is_boolean()) c.tie_word_embeddings = it2->get<bool>();
+  if (auto it = t.find("tie_word_embeddings"); it != t.end() && it->is_boolean()) {
+    c.tie_word_embeddings = it->get<bool>();
+    c.tie_word_embeddings_stated = true;
+  } else if (auto it2 = top.find("tie_word_embeddings"); it2 != top.end() && it2->is_boolean()) {
+    c.tie_word_embeddings = it2->get<bool>();
+    c.tie_word_embeddings_stated = true;
+  }
 
   c.num_experts = num({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"});
   if (c.num_experts && *c.num_experts <= 1) c.num_experts.reset();

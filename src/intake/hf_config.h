@@ -20,6 +20,7 @@ struct Config {
   std::optional<int64_t> num_hidden_layers, hidden_size, intermediate_size, num_attention_heads,
       num_key_value_heads, head_dim, vocab_size;
   bool tie_word_embeddings = false;
+  bool tie_word_embeddings_stated = false;  // false: the config class default applies
   // MoE
   std::optional<int64_t> num_experts, num_experts_per_tok, moe_intermediate_size, shared_experts,
       shared_expert_intermediate_size, first_k_dense, moe_layer_freq;

@@ -223,6 +223,12 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   fs::path cfg_path = dir / "config.json";
   if (!fs::exists(cfg_path)) throw InputError(dir.string(), "no config.json: not a Hugging Face model folder");
   hf::Config cfg = hf::parse_config(read_small_file(cfg_path.string(), 16ull << 20), cfg_path.string());
+  if (!cfg.tie_word_embeddings_stated) {
+    const Json& tied = cat.torch()["tied_embeddings_by_default"];
+    std::string text_type = cfg.text_model_type.empty() ? cfg.model_type : cfg.text_model_type;
+    cfg.tie_word_embeddings = std::find(tied.begin(), tied.end(), text_type) != tied.end() ||
+                              std::find(tied.begin(), tied.end(), cfg.model_type) != tied.end();
+  }
 
   Json risks = Json::array();
   std::vector<std::string> partial;

@@ -378,7 +378,10 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
   o["initializer_count"] = f.initializer_count;
   o["quantized_op_types"] = std::vector<std::string>(f.quantized_op_forms.begin(), f.quantized_op_forms.end());
   o["custom_domains"] = custom_domains;
-  o["weights"] = {{"total_params", total_params}, {"by_dtype", by_dtype}, {"in_constant_nodes", f.params_in_constant_nodes}};
+  o["weights"] = {{"total_params", total_params},
+                  {"by_dtype", by_dtype},
+                  {"in_constant_nodes", f.params_in_constant_nodes},
+                  {"quantizable_params", f.quantizable_weight_params}};
   Json names = Json::array();
   for (const auto& n : f.nodes)
     if (!n.name.empty()) names.push_back(n.name);

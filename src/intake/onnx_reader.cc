@@ -91,6 +91,9 @@ struct Walker {
   // Main-graph producer of each tensor name: (node index into facts.nodes).
   std::unordered_map<std::string, size_t> producer;
   std::unordered_map<size_t, std::vector<std::string>> node_inputs;
+  std::unordered_map<std::string, uint64_t> weight_numel;  // main-graph initializers and Constant outputs
+  std::set<std::string> weight_inputs;                      // input 1 of linear ops
+  uint64_t last_numel = 0;
 
   static void expect(const Field& f, WireType t, const char* what) {
     if (f.type != t)
@@ -174,6 +177,7 @@ struct Walker {
       }
     }
     uint64_t n = numel(dims, base);
+    last_numel = n;
     if (!counted) return;
     facts.params_by_dtype[dtype] += n;
     if (in_constant_node) facts.params_in_constant_nodes += n;
@@ -309,7 +313,12 @@ struct Walker {
     bool constant = ref.op_type == "Constant" && is_standard_domain(ref.domain);
     // Attributes are handled after the whole node is read: domain (field 7)
     // follows the attributes (field 5) in serialized order.
+    last_numel = 0;
     for (const Field& a : attributes) attribute(a.bytes, a.offset, depth, constant);
+    if (constant && main_graph && !outputs.empty()) weight_numel[outputs[0]] = last_numel;
+    if (main_graph && inputs.size() > 1 && is_standard_domain(ref.domain) &&
+        (ref.op_type == "Conv" || ref.op_type == "ConvTranspose" || ref.op_type == "Gemm" || ref.op_type == "MatMul"))
+      weight_inputs.insert(inputs[1]);
     size_t index = facts.nodes.size();
     if (main_graph) {
       for (auto& o : outputs) producer[o] = index;
@@ -365,14 +374,17 @@ struct Walker {
         case 5: {
           expect(f, WireType::kBytes, "GraphProto.initializer");
           ++facts.initializer_count;
+          std::string init_name;
           if (main_graph) {
             // The initializer's name is needed to drop it from the graph inputs.
             Reader nr(f.bytes, f.offset);
             Field nf;
             while (nr.next(nf))
-              if (nf.number == 8) initializer_names.insert(str(nf, "TensorProto.name"));
+              if (nf.number == 8) init_name = str(nf, "TensorProto.name");
+            initializer_names.insert(init_name);
           }
           tensor(f.bytes, f.offset, false);
+          if (main_graph) weight_numel[init_name] = last_numel;
           break;
         }
         case 15:
@@ -397,6 +409,10 @@ struct Walker {
       for (auto& in : inputs)
         if (!initializer_names.count(in.name)) facts.inputs.push_back(std::move(in));
       find_final_producers();
+      for (const auto& w : weight_inputs) {
+        auto it = weight_numel.find(w);
+        if (it != weight_numel.end()) facts.quantizable_weight_params += it->second;
+      }
     }
   }
 

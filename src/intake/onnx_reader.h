@@ -57,6 +57,9 @@ struct Facts {
   uint64_t initializer_count = 0;
   uint64_t inline_weight_bytes = 0;  // bytes of tensor data inside the file
   std::vector<ExternalTensor> external;
+  // Weights that feed Conv/ConvTranspose/Gemm/MatMul (input 1): what a preset
+  // quantizes; the rest (biases, norms, shape constants) keeps its dtype.
+  uint64_t quantizable_weight_params = 0;
   std::set<std::string> quantized_op_forms;  // op types that mean "already quantized"
   bool has_qdq = false;          // QDQ, QOperator, integer or n-bit forms
   bool has_quark_custom = false; // Quark's own custom ops / domains

@@ -171,4 +171,37 @@ void add_estimates(PlanState& s) {
   s.plan["estimates"] = est;
 }
 
+void add_onnx_estimates(PlanState& s) {
+  const Json& m = s.analysis["model"];
+  const Json& w = m["onnx_specific"]["weights"];
+  double stored = static_cast<double>(m.value("file_size_bytes", uint64_t{0}) + m["onnx_specific"].value("external_data_bytes", uint64_t{0}));
+  if (stored == 0) stored = m["estimated_size_gb"].get<double>() * 1e9;
+  uint64_t total = w["total_params"].get<uint64_t>();
+  uint64_t quantizable = w.value("quantizable_params", uint64_t{0});
+  // Bits the quantizable weights take now (the model's float dtype).
+  double now_bits = w["by_dtype"].contains("float32") ? 32 : w["by_dtype"].contains("float16") || w["by_dtype"].contains("bfloat16") ? 16 : 32;
+  Json weights = Json::array();
+  weights.push_back({{"scheme", "original"},
+                     {"bytes", static_cast<uint64_t>(stored)},
+                     {"bits_per_weight_effective", total ? std::round(stored * 8 / static_cast<double>(total) * 1000) / 1000 : 0.0},
+                     {"method", "file size (+ external data)"}});
+  std::vector<std::string> presets;
+  if (s.plan["preset"].is_string()) presets.push_back(s.plan["preset"]);
+  for (const auto& p : s.analysis["quantization_targets"]["onnx_specific"]["preset_candidates"])
+    if (presets.size() < 3 && !std::count(presets.begin(), presets.end(), p.get<std::string>())) presets.push_back(p);
+  for (const auto& name : presets) {
+    const Json* p = s.cat.onnx_preset(name);
+    if (!p || !(*p)["weight_bits"].is_number() || total == 0) continue;
+    double bits = (*p)["weight_bits"].get<double>();
+    double bytes = stored - static_cast<double>(quantizable) * (now_bits - bits) / 8;
+    if (bytes < 0) bytes = 0;
+    weights.push_back({{"scheme", name},
+                       {"bytes", static_cast<uint64_t>(bytes)},
+                       {"bits_per_weight_effective", std::round(bytes * 8 / static_cast<double>(total) * 1000) / 1000},
+                       {"method", std::to_string(quantizable) + " Conv/Gemm/MatMul weights at " + std::to_string(bits).substr(0, 4) +
+                                      " bits; other tensors as stored"}});
+  }
+  s.plan["estimates"] = {{"weights", weights}, {"kv_cache", nullptr}, {"fit", nullptr}};
+}
+
 }  // namespace quarkplan

@@ -10,6 +10,10 @@ namespace quarkplan {
 // the Torch flow, recording a risk when the plan does not fit.
 void add_estimates(PlanState& s);
 
+// The ONNX flavour: the model as stored, then the chosen preset and up to two
+// other candidates, with the weights of Conv/Gemm/MatMul at the preset's bits.
+void add_onnx_estimates(PlanState& s);
+
 // Bits per weight of `scheme` for a Linear with `in_features` inputs.
 double scheme_bits(const Json& scheme, uint64_t in_features);
 

@@ -128,7 +128,14 @@ Json decision_table(const Json& plan) {
                   " bits/weight effective (stored model " + std::to_string(w[0]["bytes"].get<uint64_t>() / 1000000) + " MB) [" + "estimates.weights]";
     rows.push_back(r);
   }
-  for (auto& r : rows) r["value_text"] = value_text(r["value"]);
+  for (auto& r : rows) {
+    r["value_text"] = value_text(r["value"]);
+    if (r["key"] == "estimates.weights") {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.2f GB", r["value"].get<double>() / 1e9);
+      r["value_text"] = buf;
+    }
+  }
   return rows;
 }
 
@@ -185,6 +192,7 @@ PlanOutcome make_plan(const Json& analysis, const PlanRequest& req) {
     return out;
   }
   if (out.flow == "torch") add_estimates(s);
+  else add_onnx_estimates(s);
   // Risks: high first.
   auto rank = [](const Json& r) { return r["severity"] == "high" ? 0 : r["severity"] == "medium" ? 1 : 2; };
   std::vector<Json> risks(s.risks.begin(), s.risks.end());

@@ -34,17 +34,40 @@ Json updated_session(const Json& session, const Json& plan, const std::string& a
   return s;
 }
 
-void update_session(const std::string& path, const Json& plan, const std::string&, const std::string& plan_ref,
-                    const std::string& analysis_path) {
+namespace {
+Json read_session(const std::string& path) {
   Json session = read_json_file(path, 16ull << 20);
   auto errors = validate_against_schema(session, "schemas/session_context.schema.json");
   if (!errors.empty()) throw InputError(path, "does not match session_context.schema.json: " + errors.front());
-  fs::path dir = fs::path(path).parent_path();
+  return session;
+}
+std::string ref_from(const std::string& session_path, const std::string& target) {
+  fs::path dir = fs::path(session_path).parent_path();
   if (dir.empty()) dir = ".";
   std::error_code ec;
-  fs::path rel = fs::relative(fs::absolute(analysis_path), fs::absolute(dir), ec);
-  std::string aref = ec || rel.empty() ? fs::absolute(analysis_path).string() : rel.string();
-  if (aref.rfind("..", 0) != 0 && aref.rfind("/", 0) != 0) aref = "./" + aref;
+  fs::path rel = fs::relative(fs::absolute(target), fs::absolute(dir), ec);
+  std::string r = ec || rel.empty() ? fs::absolute(target).string() : rel.string();
+  if (r.rfind("..", 0) != 0 && r.rfind("/", 0) != 0) r = "./" + r;
+  return r;
+}
+}  // namespace
+
+void update_session_after_intake(const std::string& path, const Json& analysis, const std::string& analysis_path) {
+  Json s = read_session(path);
+  Json& q = s["open_questions"];
+  for (const auto& r : analysis.value("risks", Json::array()))
+    if (r["severity"] == "high") {
+      std::string text = "Constraint [" + r.value("rule", "") + "]: " + r["message"].get<std::string>() + " " + r.value("recovery_hint", "");
+      if (std::find(q.begin(), q.end(), text) == q.end()) q.push_back(text);
+    }
+  s["model_analysis_ref"] = ref_from(path, analysis_path);
+  write_file_atomic(path, dump_json(s));
+}
+
+void update_session(const std::string& path, const Json& plan, const std::string&, const std::string& plan_ref,
+                    const std::string& analysis_path) {
+  Json session = read_session(path);
+  std::string aref = ref_from(path, analysis_path);
   Json updated = updated_session(session, plan, aref, plan_ref);
   write_file_atomic(path, dump_json(updated));
 }

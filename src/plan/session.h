@@ -13,4 +13,8 @@ Json updated_session(const Json& session, const Json& plan, const std::string& a
 void update_session(const std::string& path, const Json& plan, const std::string& /*plan_relative_analysis_ref*/,
                     const std::string& plan_ref, const std::string& analysis_path);
 
+// After intake: sets model_analysis_ref and appends the analysis' high risks as
+// constraints for the router (never writes env_context.json).
+void update_session_after_intake(const std::string& path, const Json& analysis, const std::string& analysis_path);
+
 }  // namespace quarkplan

@@ -49,6 +49,8 @@ struct Scenario {
   std::function<void()> check;
 };
 
+void PrintTo(const Scenario& s, std::ostream* os) { *os << s.rule; }
+
 std::vector<Scenario> scenarios() {
   return {
       {"onnx.analysis.complete", [] {
