@@ -19,8 +19,8 @@ for bin in build-fuzz/fuzz/*_fuzz; do
   [ -d "$corpus" ] || corpus="fuzz/corpus/$name"
   work="$(mktemp -d)"
   echo "fuzzing $name for ${secs}s (seeds: $corpus)"
-  "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "$work" "$corpus" 2>"$work.log" \
-    || { tail -n 40 "$work.log"; echo "fuzzer $name found a failure" >&2; exit 1; }
+  "$bin" -artifact_prefix="$work/" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "$work" "$corpus" 2>"$work.log" \
+    || { tail -n 40 "$work.log"; ls "$work"/crash-* "$work"/leak-* "$work"/oom-* 2>/dev/null; echo "fuzzer $name found a failure" >&2; exit 1; }
   grep -E "stat::number_of_executed_units" "$work.log" || true
   rm -rf "$work" "$work.log"
 done

@@ -28,6 +28,10 @@ Json parse_json(const std::string& text, const std::string& file) {
     std::string what = e.what();
     auto pos = what.find("parse error");
     throw InputError(file, "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+  } catch (const Json::exception& e) {  // e.g. out_of_range: a number like 1e406
+    std::string what = e.what();
+    auto pos = what.find("] ");
+    throw InputError(file, "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
   }
 }
 

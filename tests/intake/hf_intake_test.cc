@@ -378,6 +378,10 @@ TEST(HfHostile, MissingOrMalformedConfigAndEscapingShards) {
   RunResult r = run_quarkplan({"intake", "bad"}, d.path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("config.json: invalid JSON"), std::string::npos) << r.err;
+  write_file(d / "huge" / "config.json", "{\"model_type\": \"llama\", \"hidden_size\": 1e406}");  // found by the fuzzer
+  r = run_quarkplan({"intake", "huge"}, d.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("huge/config.json: invalid JSON"), std::string::npos) << r.err;
   write_file(d / "empty" / "config.json", "{}");
   r = run_quarkplan({"intake", "empty"}, d.path());
   EXPECT_EQ(r.exit_code, 2);
