@@ -148,14 +148,101 @@ std::vector<SizedName> collapse_sized(const std::vector<SizedName>& names) {
   return out;
 }
 
+namespace {
+// '*' and '?' matching with single-star backtracking: linear in practice and
+// several times faster than fnmatch(3), which dominates planning a model with
+// 45,000 Linear modules. Bracket classes fall back to fnmatch.
+bool star_match(const char* p, const char* s) {
+  const char* star = nullptr;
+  const char* resume = nullptr;
+  while (*s) {
+    if (*p == '*') {
+      star = p++;
+      resume = s;
+    } else if (*p == '?' || *p == *s) {
+      ++p;
+      ++s;
+    } else if (star) {
+      p = star + 1;
+      s = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (*p == '*') ++p;
+  return *p == '\0';
+}
+}  // namespace
+
 bool glob_match(const std::string& pattern, const std::string& name) {
-  return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+  if (pattern.find_first_of("[\\") != std::string::npos) return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+  return star_match(pattern.c_str(), name.c_str());
+}
+
+bool QuarkPattern::Glob::match(std::string_view s) const {
+  if (!simple) return ::fnmatch(text.c_str(), std::string(s).c_str(), 0) == 0;
+  if (parts.size() == 1 && !leading_star && !trailing_star) return s == parts[0];
+  size_t pos = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    if (part.empty()) continue;
+    bool first = i == 0 && !leading_star;
+    bool last = i + 1 == parts.size() && !trailing_star;
+    if (first) {
+      if (s.compare(0, part.size(), part) != 0) return false;
+      pos = part.size();
+    } else if (last) {
+      if (s.size() < pos + part.size() || s.compare(s.size() - part.size(), part.size(), part) != 0) return false;
+      pos = s.size();
+    } else {
+      size_t at = s.find(part, pos);
+      if (at == std::string_view::npos) return false;
+      pos = at + part.size();
+    }
+  }
+  return trailing_star || pos == s.size() || parts.back().empty();
+}
+
+namespace {
+void compile(const std::string& text, bool& simple, bool& lead, bool& trail, std::vector<std::string>& parts) {
+  simple = text.find_first_of("?[\\") == std::string::npos;
+  lead = !text.empty() && text.front() == '*';
+  trail = !text.empty() && text.back() == '*';
+  parts.clear();
+  std::string cur;
+  for (char c : text) {
+    if (c == '*') {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  parts.push_back(cur);
+  // Drop the empty pieces the leading/trailing stars produce.
+  if (lead && !parts.empty() && parts.front().empty()) parts.erase(parts.begin());
+  if (trail && !parts.empty() && parts.back().empty()) parts.pop_back();
+  if (parts.empty()) parts.push_back("");
+}
+}  // namespace
+
+QuarkPattern::QuarkPattern(const std::string& pattern) : pattern_(pattern) {
+  exact_.text = pattern;
+  compile(pattern, exact_.simple, exact_.leading_star, exact_.trailing_star, exact_.parts);
+  has_dotted_ = !(pattern.size() >= 2 && pattern.compare(pattern.size() - 2, 2, ".*") == 0);
+  if (has_dotted_) {
+    dotted_.text = pattern + ".*";
+    compile(dotted_.text, dotted_.simple, dotted_.leading_star, dotted_.trailing_star, dotted_.parts);
+  }
+}
+
+bool QuarkPattern::matches(std::string_view module) const {
+  return exact_.match(module) || (has_dotted_ && dotted_.match(module));
 }
 
 bool quark_pattern_matches(const std::string& pattern, const std::string& module) {
-  if (glob_match(pattern, module)) return true;
-  if (pattern.size() >= 2 && pattern.compare(pattern.size() - 2, 2, ".*") == 0) return false;
-  return glob_match(pattern + ".*", module);
+  return QuarkPattern(pattern).matches(module);
 }
+
 
 }  // namespace quarkplan

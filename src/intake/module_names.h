@@ -4,6 +4,7 @@
 // (fnmatch, as Quark does) against the expanded names.
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace quarkplan {
@@ -24,5 +25,25 @@ bool glob_match(const std::string& pattern, const std::string& name);
 
 // Quark's exclude semantics: a pattern p not ending in ".*" also matches p + ".*".
 bool quark_pattern_matches(const std::string& pattern, const std::string& module);
+
+// The same, prepared once for matching many names (planning a model with
+// 45,000 Linear modules matches every pattern against every module).
+class QuarkPattern {
+ public:
+  explicit QuarkPattern(const std::string& pattern);
+  bool matches(std::string_view module) const;
+  const std::string& pattern() const { return pattern_; }
+
+ private:
+  struct Glob {
+    std::vector<std::string> parts;  // literal segments between '*'
+    bool leading_star = false, trailing_star = false, simple = true;  // simple: only '*' wildcards
+    std::string text;
+    bool match(std::string_view s) const;
+  };
+  std::string pattern_;
+  Glob exact_, dotted_;  // p, and p + ".*" unless p already ends with ".*"
+  bool has_dotted_ = false;
+};
 
 }  // namespace quarkplan

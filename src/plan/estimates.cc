@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "intake/module_names.h"
 
@@ -22,35 +23,19 @@ double dtype_bits(const std::string& dtype) {
   return 16;
 }
 
-struct Module {
-  std::string name;
-  uint64_t params, in_features;
-};
-
-std::vector<Module> modules_of(const Json& q) {
-  std::vector<Module> out;
-  if (!q.contains("module_names") || !q.contains("module_shapes")) return out;
-  const Json& names = q["module_names"];
-  const Json& shapes = q["module_shapes"];
-  for (size_t i = 0; i < names.size() && i < shapes.size(); ++i) {
-    uint64_t p = shapes[i][0], k = shapes[i][1];
-    for (auto& n : expand_module_names({names[i].get<std::string>()})) out.push_back({std::move(n), p, k});
-  }
-  return out;
-}
-
 }  // namespace
 
 void add_estimates(PlanState& s) {
   const Json& m = s.analysis["model"];
   const Json& q = s.analysis["quantization_targets"];
   Json est = Json::object();
-  std::vector<Module> mods = modules_of(q);
+  const std::vector<std::string>& names = s.modules();
+  const auto& shapes = s.module_shapes;
   const uint64_t total = m.value("total_params", uint64_t{0});
   const double stored_bits = dtype_bits(m.value("dtype", Json("bfloat16")).is_string() ? m["dtype"].get<std::string>() : "bfloat16");
   const double original_bytes = m["estimated_size_gb"].get<double>() * 1e9;
   uint64_t linear = 0;
-  for (const auto& x : mods) linear += x.params;
+  for (const auto& x : shapes) linear += x.first;
   const bool exact = m.value("params_method", "").rfind("exact", 0) == 0;
   std::string method = exact ? "per Linear module from safetensors shapes" : "per Linear module from config.json dimensions";
 
@@ -71,26 +56,41 @@ void add_estimates(PlanState& s) {
 
   const Json& excl = s.plan["exclude_layers"];
   const Json& overrides = s.plan["layer_quant_config"];
-  std::vector<char> excluded(mods.size(), 0);
-  std::vector<const Json*> override_scheme(mods.size(), nullptr);
-  for (size_t i = 0; i < mods.size(); ++i) {
-    for (const auto& p : excl)
-      if (quark_pattern_matches(p, mods[i].name)) {
+  std::vector<QuarkPattern> excl_patterns;
+  for (const auto& p : excl) excl_patterns.emplace_back(p.get<std::string>());
+  std::vector<std::pair<QuarkPattern, const Json*>> override_patterns;
+  for (auto& [p, sch] : overrides.items()) override_patterns.emplace_back(QuarkPattern(p), s.cat.torch_scheme(sch));
+  std::vector<char> excluded(names.size(), 0);
+  std::vector<const Json*> override_scheme(names.size(), nullptr);
+  for (size_t i = 0; i < names.size(); ++i) {
+    for (const auto& p : excl_patterns)
+      if (p.matches(names[i])) {
         excluded[i] = 1;
         break;
       }
     if (!excluded[i])
-      for (auto& [p, sch] : overrides.items())
-        if (quark_pattern_matches(p, mods[i].name)) override_scheme[i] = s.cat.torch_scheme(sch);
+      for (const auto& [p, sch] : override_patterns)
+        if (p.matches(names[i])) override_scheme[i] = sch;
   }
   double chosen_bytes = 0;
   for (size_t si = 0; si < schemes.size(); ++si) {
     const Json* sc = s.cat.torch_scheme(schemes[si]);
-    if (!sc || mods.empty() || total == 0) continue;
+    if (!sc || names.empty() || total == 0) continue;
     double bits = static_cast<double>(total > linear ? total - linear : 0) * stored_bits;
-    for (size_t i = 0; i < mods.size(); ++i) {
-      const Json* use = excluded[i] ? nullptr : (si == 0 && override_scheme[i] ? override_scheme[i] : sc);
-      bits += static_cast<double>(mods[i].params) * (use ? scheme_bits(*use, mods[i].in_features) : stored_bits);
+    // Scheme properties read once, not per module.
+    auto props = [](const Json* j) {
+      return std::pair<double, double>{(*j)["bits_per_weight"].get<double>(), j->value("per_row_scale_bits", 0.0)};
+    };
+    auto [base, row] = props(sc);
+    for (size_t i = 0; i < names.size(); ++i) {
+      double p = static_cast<double>(shapes[i].first);
+      if (excluded[i]) {
+        bits += p * stored_bits;
+        continue;
+      }
+      double b = base, r = row;
+      if (si == 0 && override_scheme[i]) std::tie(b, r) = props(override_scheme[i]);
+      bits += p * (b + (r > 0 && shapes[i].second ? r / static_cast<double>(shapes[i].second) : 0.0));
     }
     double bytes = bits / 8;
     if (si == 0) chosen_bytes = bytes;

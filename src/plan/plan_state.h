@@ -30,6 +30,7 @@ struct PlanState {
   std::vector<std::string> errors;    // bad input found by a rule (exit 2)
   const Json* accelerator = nullptr;  // catalog entry of the resolved hardware (Torch)
   std::vector<std::string> module_names;  // expanded lazily by modules()
+  std::vector<std::pair<uint64_t, uint64_t>> module_shapes;  // (params, in_features), aligned with module_names
   bool modules_loaded = false;
 
   PlanState(const Json& a, const Catalog& c, const PlanRequest& r) : analysis(a), cat(c), req(r) {}

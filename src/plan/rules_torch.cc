@@ -11,8 +11,20 @@ namespace quarkplan {
 const std::vector<std::string>& PlanState::modules() {
   if (!modules_loaded) {
     const Json& q = analysis["quantization_targets"];
-    if (q.contains("module_names") && q["module_names"].is_array())
-      module_names = expand_module_names(q["module_names"].get<std::vector<std::string>>());
+    if (q.contains("module_names") && q["module_names"].is_array()) {
+      const Json& names = q["module_names"];
+      const Json* shapes = q.contains("module_shapes") && q["module_shapes"].is_array() ? &q["module_shapes"] : nullptr;
+      for (size_t i = 0; i < names.size(); ++i) {
+        auto expanded = expand_module_names({names[i].get<std::string>()});
+        std::pair<uint64_t, uint64_t> shape{0, 0};
+        if (shapes && i < shapes->size() && (*shapes)[i].is_array() && (*shapes)[i].size() == 2)
+          shape = {(*shapes)[i][0].get<uint64_t>(), (*shapes)[i][1].get<uint64_t>()};
+        for (auto& n : expanded) {
+          module_names.push_back(std::move(n));
+          module_shapes.push_back(shape);
+        }
+      }
+    }
     modules_loaded = true;
   }
   return module_names;
@@ -61,8 +73,9 @@ std::vector<std::string> strings_of(const Json& j) {
 bool pattern_matches_something(PlanState& s, const std::string& what, const std::string& pattern) {
   const auto& mods = s.modules();
   if (mods.empty()) return true;  // no names known: nothing to check against
+  QuarkPattern qp(pattern);
   for (const auto& m : mods)
-    if (quark_pattern_matches(pattern, m)) return true;
+    if (qp.matches(m)) return true;
   // Suggest the closest module *kinds* (names without layer indices).
   std::set<std::string> kinds;
   for (const auto& m : mods) {
@@ -433,9 +446,11 @@ void moe_routers(PlanState& s) {
   }
   size_t quantized = 0;
   std::string example;
+  std::vector<QuarkPattern> excl;
+  for (const auto& p : s.plan["exclude_layers"]) excl.emplace_back(p.get<std::string>());
   for (const auto& r : routers) {
     bool excluded = false;
-    for (const auto& p : s.plan["exclude_layers"]) excluded = excluded || quark_pattern_matches(p, r);
+    for (const auto& p : excl) excluded = excluded || p.matches(r);
     if (!excluded) {
       ++quantized;
       if (example.empty()) example = r;
@@ -476,8 +491,10 @@ void layer_quant_config(PlanState& s) {
     s.reason("layer_quant_config", "torch.layer_quant_config.patterns", "{}: every quantized layer uses the global scheme");
   else {
     size_t n = 0;
-    for (auto& [p, x] : checked.items())
-      for (const auto& m : s.modules()) n += quark_pattern_matches(p, m) ? 1 : 0;
+    for (auto& [p, x] : checked.items()) {
+      QuarkPattern qp(p);
+      for (const auto& m : s.modules()) n += qp.matches(m) ? 1 : 0;
+    }
     s.reason("layer_quant_config", "torch.layer_quant_config.patterns",
              std::string(s.choice("layer_quant_config") ? "Your overrides" : "Mixed precision from the decision guide") +
                  "; each pattern checked against the model's module names (" + std::to_string(n) + " modules matched); one --layer_quant_scheme each");

@@ -2,6 +2,8 @@
 // generated safetensors checkpoints for exact counts, and hostile inputs.
 #include <gtest/gtest.h>
 
+#include <fnmatch.h>
+
 #include <cmath>
 
 #include "common/error.h"
@@ -433,4 +435,23 @@ TEST(ModuleNames, CollapseExpandRoundTripAndQuarkMatching) {
   EXPECT_TRUE(quarkplan::quark_pattern_matches("*mlp.gate", "model.layers.3.mlp.gate"));
   EXPECT_FALSE(quarkplan::quark_pattern_matches("*mlp.gate", "model.layers.3.mlp.gate_proj"));
   EXPECT_FALSE(quarkplan::quark_pattern_matches("lm_head", "model.lm_head_extra"));
+}
+
+TEST(ModuleNames, FastMatcherAgreesWithFnmatch) {
+  // The prepared matcher must give fnmatch's answer (plus Quark's p -> p.* rule).
+  const std::vector<std::string> patterns = {"*", "lm_head", "*lm_head", "*self_attn*", "*mlp.gate", "*mlp.gate.linear",
+                                             "model.layers.61.*", "model.layers.61", "*experts*", "*.gate", "a*b*c", "*a*a",
+                                             "model.*.mlp.*_proj", "*shared_expert_gate*", "mtp.*", "*.visual.*", "", "x?y", "[ab]*"};
+  const std::vector<std::string> names = {"lm_head", "model.lm_head", "model.layers.0.self_attn.q_proj", "model.layers.3.mlp.gate",
+                                          "model.layers.3.mlp.gate_proj", "model.layers.3.mlp.gate.linear", "model.layers.61.mlp.down_proj",
+                                          "model.layers.61", "model.layers.610.x", "model.layers.3.mlp.experts.7.up_proj", "abc", "aXbYc",
+                                          "aa", "a", "mtp.fc", "model.visual.blocks.0", "", "xzy", "bq", "model.layers.1.mlp.down_proj"};
+  for (const auto& p : patterns) {
+    quarkplan::QuarkPattern qp(p);
+    for (const auto& n : names) {
+      bool expected = ::fnmatch(p.c_str(), n.c_str(), 0) == 0 ||
+                      (!(p.size() >= 2 && p.compare(p.size() - 2, 2, ".*") == 0) && ::fnmatch((p + ".*").c_str(), n.c_str(), 0) == 0);
+      EXPECT_EQ(qp.matches(n), expected) << "pattern '" << p << "' name '" << n << "'";
+    }
+  }
 }
