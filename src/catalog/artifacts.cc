@@ -25,6 +25,13 @@ std::string detect_artifact_kind(const Json& d) {
   return "";
 }
 
+Json read_validated(const std::string& path, const std::string& kind) {
+  Json j = read_json_file(path, 16ull << 20);
+  auto errors = validate_against_schema(j, "schemas/" + kind + ".schema.json");
+  if (!errors.empty()) throw InputError(path, "does not match the " + kind + " schema: " + errors.front());
+  return j;
+}
+
 ValidationOutcome validate_artifact_file(const std::string& path, const std::string& kind) {
   ValidationOutcome out;
   out.file = path;

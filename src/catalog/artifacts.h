@@ -18,6 +18,10 @@ struct ValidationOutcome {
   std::vector<std::string> errors;  // empty when valid
 };
 
+// Reads a JSON artifact and checks it against schemas/<kind>.schema.json;
+// throws InputError naming the file and the first schema error.
+Json read_validated(const std::string& path, const std::string& kind);
+
 // Reads and validates one file; `kind` empty means detect it from content.
 // Unreadable or non-JSON files become an outcome with one error.
 ValidationOutcome validate_artifact_file(const std::string& path, const std::string& kind = "");

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "catalog/artifacts.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/guarded.h"
@@ -24,12 +25,6 @@ namespace quarkplan {
 
 namespace {
 
-Json read_checked(const std::string& path, const std::string& schema) {
-  Json j = read_json_file(path, 16ull << 20);
-  auto errors = validate_against_schema(j, schema);
-  if (!errors.empty()) throw InputError(path, "does not match " + schema.substr(8) + ": " + errors.front());
-  return j;
-}
 
 std::string relative_ref(const fs::path& target, const fs::path& from_dir) {
   std::error_code ec;
@@ -116,7 +111,7 @@ int run_plan_command(const PlanArgs& a) {
     req.catalog_dir = a.catalog_dir;
     if (!a.calib_data.empty() && a.calib_data != "none" && !fs::exists(a.calib_data))
       throw InputError(a.calib_data, "calibration data path does not exist");
-    if (!a.env.empty()) req.env_context = read_checked(a.env, "schemas/env_context.schema.json");
+    if (!a.env.empty()) req.env_context = read_validated(a.env, "env_context");
     if (!a.target.empty()) req.target_source = "--target";
 
     // The analysis: intake now, or a given file.
@@ -140,7 +135,7 @@ int run_plan_command(const PlanArgs& a) {
       analysis = run_intake(ir);
       analysis_path = (plan_dir / "model_analysis.json").string();
     } else {
-      analysis = read_checked(a.analysis, "schemas/model_analysis.schema.json");
+      analysis = read_validated(a.analysis, "model_analysis");
       analysis_path = a.analysis;
     }
     req.analysis_ref = relative_ref(analysis_path, plan_dir);

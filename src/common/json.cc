@@ -39,6 +39,14 @@ Json read_json_file(const std::string& path, uint64_t max_bytes) {
   return parse_json(read_small_file(path, max_bytes), path);
 }
 
+std::vector<std::string> string_list(const Json& j) {
+  std::vector<std::string> v;
+  if (j.is_array())
+    for (const auto& x : j)
+      if (x.is_string()) v.push_back(x.get<std::string>());
+  return v;
+}
+
 std::string dump_json(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
 
 }  // namespace quarkplan

@@ -389,9 +389,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   if (mt == "gpt_oss") loading = "AutoModelForCausalLM with Mxfp4Config(dequantize=True)";
   else if (cfg.quant_method == std::string("compressed-tensors")) loading += " (compressed-tensors loader)";
 
-  auto rank = [](const Json& r) { return r["severity"] == "high" ? 0 : r["severity"] == "medium" ? 1 : 2; };
-  std::vector<Json> rv(risks.begin(), risks.end());
-  std::stable_sort(rv.begin(), rv.end(), [&](const Json& a, const Json& b) { return rank(a) < rank(b); });
+  Json rv = sorted_risks(risks);
 
   Json a;
   a["analysis_status"] = partial.empty() ? "complete" : "partial";

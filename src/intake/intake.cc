@@ -1,5 +1,6 @@
 #include "intake/intake.h"
 
+#include "catalog/artifacts.h"
 #include "catalog/catalog.h"
 #include "common/error.h"
 
@@ -10,12 +11,6 @@ bool is_known_target(const std::string& t) {
 }
 
 namespace {
-Json read_checked(const std::string& path, const std::string& schema) {
-  Json j = read_json_file(path, 16ull << 20);
-  auto errors = validate_against_schema(j, schema);
-  if (!errors.empty()) throw InputError(path, "does not match " + schema.substr(8) + ": " + errors.front());
-  return j;
-}
 }  // namespace
 
 IntakeContext resolve_intake_context(const IntakeRequest& req) {
@@ -30,7 +25,7 @@ IntakeContext resolve_intake_context(const IntakeRequest& req) {
     ctx.target_source = "--target";
   }
   if (!req.session.empty()) {
-    Json s = read_checked(req.session, "schemas/session_context.schema.json");
+    Json s = read_validated(req.session, "session_context");
     const Json& c = s["constraints"];
     if (ctx.deployment_target.empty() && c.contains("deployment_target") && c["deployment_target"].is_string()) {
       ctx.deployment_target = c["deployment_target"];
@@ -38,7 +33,7 @@ IntakeContext resolve_intake_context(const IntakeRequest& req) {
     }
   }
   if (!req.install_result.empty()) {
-    Json r = read_checked(req.install_result, "schemas/onnx_install_result.schema.json");
+    Json r = read_validated(req.install_result, "onnx_install_result");
     if (r.contains("verification") && r["verification"].contains("custom_ops_compile_ok") &&
         r["verification"]["custom_ops_compile_ok"].is_boolean())
       ctx.custom_ops_compile_ok = r["verification"]["custom_ops_compile_ok"].get<bool>();

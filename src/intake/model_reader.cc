@@ -1,5 +1,6 @@
 #include "intake/model_reader.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <vector>
 
@@ -17,6 +18,13 @@ Json make_risk(const std::string& rule, const std::string& severity, const std::
   r["recovery_hint"] = recovery_hint;
   r["rule"] = rule;
   return r;
+}
+
+Json sorted_risks(const Json& risks) {
+  auto rank = [](const Json& r) { return r["severity"] == "high" ? 0 : r["severity"] == "medium" ? 1 : 2; };
+  std::vector<Json> v(risks.begin(), risks.end());
+  std::stable_sort(v.begin(), v.end(), [&](const Json& a, const Json& b) { return rank(a) < rank(b); });
+  return Json(v);
 }
 
 std::unique_ptr<ModelReader> open_model(const std::string& path) {

@@ -41,4 +41,7 @@ std::unique_ptr<ModelReader> make_hf_reader(const std::string& directory);
 Json make_risk(const std::string& rule, const std::string& severity, const std::string& message,
                const std::string& recovery_hint);
 
+// Orders risks high, medium, low (stable within a severity).
+Json sorted_risks(const Json& risks);
+
 }  // namespace quarkplan

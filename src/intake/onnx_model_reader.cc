@@ -343,10 +343,7 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
                                 "Fix the custom-ops build with quark-onnx-install (python -c \"import quark.onnx.operators.custom_ops\"), then re-run intake."));
   }
 
-  // Severity order: high first.
-  auto rank = [](const Json& r) { return r["severity"] == "high" ? 0 : r["severity"] == "medium" ? 1 : 2; };
-  std::vector<Json> rv(risks.begin(), risks.end());
-  std::stable_sort(rv.begin(), rv.end(), [&](const Json& a, const Json& b) { return rank(a) < rank(b); });
+  Json rv = sorted_risks(risks);
 
   Json a;
   a["analysis_status"] = partial.empty() ? "complete" : "partial";

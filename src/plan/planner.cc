@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/strings.h"
+#include "intake/model_reader.h"
 #include "plan/estimates.h"
 #include "plan/rules.h"
 
@@ -193,10 +194,7 @@ PlanOutcome make_plan(const Json& analysis, const PlanRequest& req) {
   }
   if (out.flow == "torch") add_estimates(s);
   else add_onnx_estimates(s);
-  // Risks: high first.
-  auto rank = [](const Json& r) { return r["severity"] == "high" ? 0 : r["severity"] == "medium" ? 1 : 2; };
-  std::vector<Json> risks(s.risks.begin(), s.risks.end());
-  std::stable_sort(risks.begin(), risks.end(), [&](const Json& a, const Json& b) { return rank(a) < rank(b); });
+  Json risks = sorted_risks(s.risks);
   Json& p = s.plan;
   p["requires_confirmation"] = s.draft || !req.confirmed || !s.conflicts.empty();
   p["risks"] = risks;

@@ -22,13 +22,6 @@ std::string family(const PlanState& s) {
   return p ? (*p)["family"].get<std::string>() : "";
 }
 Json& spec(PlanState& s) { return s.plan["onnx_specific"]; }
-std::vector<std::string> strings_of(const Json& j) {
-  std::vector<std::string> v;
-  if (j.is_array())
-    for (const auto& x : j)
-      if (x.is_string()) v.push_back(x);
-  return v;
-}
 std::string histogram(const PlanState& s, size_t n = 8) {
   std::string out;
   size_t i = 0;
@@ -43,7 +36,7 @@ std::string histogram(const PlanState& s, size_t n = 8) {
 
 void analysis_complete(PlanState& s) {
   if (s.analysis["analysis_status"] != "partial") return;
-  std::string why = join(strings_of(s.analysis.value("partial_reasons", Json::array())), "; ");
+  std::string why = join(string_list(s.analysis.value("partial_reasons", Json::array())), "; ");
   s.question("The model analysis is partial (" + why + "): fix the model files and re-run intake, or confirm planning on incomplete facts.");
   s.risk("onnx.analysis.complete", "high", "The plan rests on a partial analysis: " + why + ".",
          "Resolve the intake risks, re-run `quarkplan intake`, then plan again.");
@@ -53,7 +46,7 @@ void refuse_already_quantized(PlanState& s) {
   const Json& o = onnx_facts(s);
   if (!o["has_qdq_already"].get<bool>() && !o["has_quark_custom_ops"].get<bool>()) return;
   s.refused = true;
-  s.refusal = "The model is already quantized (" + join(strings_of(o["quantized_op_types"])) +
+  s.refusal = "The model is already quantized (" + join(string_list(o["quantized_op_types"])) +
               "): no plan is produced. Recovery: start from the float model, or remove the existing QDQ with "
               "`python -m quark.onnx.tools.remove_qdq` (Quark 0.12 ships remove_qdq_between_ops), then run "
               "`quarkplan intake` on the cleaned model.";
@@ -113,7 +106,7 @@ void choose_preset(PlanState& s) {
     s.reason("preset", "onnx.preset.choose", t.empty() ? "Waits for the deployment target" : "Waits for the architecture");
     return;
   }
-  std::vector<std::string> candidates = strings_of(s.analysis["quantization_targets"]["onnx_specific"]["preset_candidates"]);
+  std::vector<std::string> candidates = string_list(s.analysis["quantization_targets"]["onnx_specific"]["preset_candidates"]);
   // The decision guide row for goal x target x architecture, first allowed preset.
   for (const auto& row : s.cat.onnx()["decision_guide"]) {
     if (row["goal"] != goal) continue;
@@ -313,7 +306,7 @@ void algorithms(PlanState& s) {
           cur.clear();
         } else if (ch != ' ') cur += ch;
     } else {
-      names = strings_of(*c);
+      names = string_list(*c);
     }
     std::vector<std::string> known;
     for (const auto& a : s.cat.onnx()["algorithms"]) known.push_back(a["name"]);
@@ -430,7 +423,7 @@ void external_data(PlanState& s) {
 }
 
 void node_names(PlanState& s) {
-  std::vector<std::string> names = strings_of(onnx_facts(s).value("node_names", Json::array()));
+  std::vector<std::string> names = string_list(onnx_facts(s).value("node_names", Json::array()));
   std::set<std::string> known(names.begin(), names.end());
   auto check = [&](const std::string& key, const Json& list) {
     for (const auto& n : list) {
@@ -578,7 +571,7 @@ void evaluation_intent(PlanState& s) {
   s.plan["evaluation_intent"] = s.cat.onnx()["default_evaluation_intent"];
   if (const Json* c = s.choice("evaluation_intent")) {
     if (!c->is_string() || !std::count(intents.begin(), intents.end(), *c)) {
-      s.error("evaluation_intent must be one of smoke, mlperf, mAP" + (c->is_string() ? did_you_mean(*c, strings_of(intents)) : std::string()));
+      s.error("evaluation_intent must be one of smoke, mlperf, mAP" + (c->is_string() ? did_you_mean(*c, string_list(intents)) : std::string()));
       return;
     }
     s.plan["evaluation_intent"] = *c;

@@ -62,13 +62,6 @@ std::string support(const PlanState& s, const std::string& family) {
   const Json& sup = (*s.accelerator)["support"];
   return sup.contains(family) ? sup[family].get<std::string>() : "emulated";
 }
-std::vector<std::string> strings_of(const Json& j) {
-  std::vector<std::string> v;
-  if (j.is_array())
-    for (const auto& x : j)
-      if (x.is_string()) v.push_back(x);
-  return v;
-}
 // Checks that a user pattern matches at least one module; an error otherwise.
 bool pattern_matches_something(PlanState& s, const std::string& what, const std::string& pattern) {
   const auto& mods = s.modules();
@@ -222,7 +215,7 @@ void choose_scheme(PlanState& s) {
   if (!row) row = row_for("goal", "balanced");
   s.plan["global_scheme"] = (*row)["scheme"];
   s.reason("global_scheme", "torch.scheme.choose",
-           (*row)["reason"].get<std::string>() + "; alternatives: " + join(strings_of((*row)["alternatives"])));
+           (*row)["reason"].get<std::string>() + "; alternatives: " + join(string_list((*row)["alternatives"])));
   // The guide's per-pattern overrides (mixed precision) unless the user set their own.
   if (row->contains("layer_quant_config") && !s.choice("layer_quant_config")) s.plan["guide_layer_quant_config"] = (*row)["layer_quant_config"];
   if ((*row)["algorithm"].is_string() && !s.choice("algorithm")) s.plan["guide_algorithm"] = (*row)["algorithm"];
@@ -281,7 +274,7 @@ void choose_algorithm(PlanState& s) {
   std::vector<std::string> algos;
   if (const Json* c = s.choice("algorithm")) {
     if (c->is_null()) algos = {};
-    else if (c->is_array()) algos = strings_of(*c);
+    else if (c->is_array()) algos = string_list(*c);
     else {
       std::string v = c->get<std::string>(), cur;
       for (char ch : v + ",")
@@ -320,7 +313,7 @@ void algorithm_model_support(PlanState& s) {
       bool user = s.choice("algorithm") != nullptr;
       std::string msg = "Quark has no built-in " + a + " configuration for model type '" + model_type(s) +
                         "': quantize_quark.py raises NotImplementedError unless --quant_algo_config_file gives one.";
-      std::string alt = builtin.empty() ? "no algorithm" : join(strings_of(builtin));
+      std::string alt = builtin.empty() ? "no algorithm" : join(string_list(builtin));
       if (user) s.conflict("torch.algorithm.model_support", "algorithm", msg, alt);
       else {
         // A guide default the model cannot take is dropped, with the reason.
@@ -353,7 +346,7 @@ void algorithm_compat_for(PlanState& s, bool smoothers, const char* rule) {
     std::string suggestion = smoothers ? "fp8 or int8 with " + a + ", or " + name + " without " + a
                                        : "int4_wo_128 or uint4_wo_128 with " + a + ", or " + name + " without " + a;
     s.risk(rule, "medium", "Unusual combination: " + a + " with " + name + " (" + (*aj)["description"].get<std::string>() + "; designed for " +
-                               join(strings_of(fams)) + ").",
+                               join(string_list(fams)) + ").",
            "Suggested: " + suggestion + ".");
   }
 }
@@ -398,7 +391,7 @@ void exclude_layers(PlanState& s) {
   if (!c) {
     s.plan["exclude_layers"] = defaults;
     s.reason("exclude_layers", "torch.exclude.template_defaults",
-             "The " + model_type(s) + " template's defaults (" + join(strings_of(defaults)) + "): --exclude_layers is omitted so they apply");
+             "The " + model_type(s) + " template's defaults (" + join(string_list(defaults)) + "): --exclude_layers is omitted so they apply");
     return;
   }
   Json list = c->is_string() ? (*c == "none" ? Json::array() : Json::array({*c})) : *c;
@@ -417,7 +410,7 @@ void exclude_layers(PlanState& s) {
                (dropped.empty() ? std::string() : "; no longer excluded: " + join(dropped)));
   if (list.empty())
     s.risk("torch.exclude.template_defaults", "high", "Nothing is excluded: lm_head, routers and every template default get quantized.",
-           "Omit --exclude to keep the template defaults (" + join(strings_of(defaults)) + ").");
+           "Omit --exclude to keep the template defaults (" + join(string_list(defaults)) + ").");
   else if (!dropped.empty())
     s.risk("torch.exclude.template_defaults", "medium", "Your exclusions replace the template defaults; these are now quantized: " + join(dropped) + ".",
            "Add them to your --exclude list to keep them in full precision.");

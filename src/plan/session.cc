@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "catalog/artifacts.h"
 #include "catalog/catalog.h"
 #include "common/error.h"
 #include "common/files.h"
@@ -35,12 +36,6 @@ Json updated_session(const Json& session, const Json& plan, const std::string& a
 }
 
 namespace {
-Json read_session(const std::string& path) {
-  Json session = read_json_file(path, 16ull << 20);
-  auto errors = validate_against_schema(session, "schemas/session_context.schema.json");
-  if (!errors.empty()) throw InputError(path, "does not match session_context.schema.json: " + errors.front());
-  return session;
-}
 std::string ref_from(const std::string& session_path, const std::string& target) {
   fs::path dir = fs::path(session_path).parent_path();
   if (dir.empty()) dir = ".";
@@ -53,7 +48,7 @@ std::string ref_from(const std::string& session_path, const std::string& target)
 }  // namespace
 
 void update_session_after_intake(const std::string& path, const Json& analysis, const std::string& analysis_path) {
-  Json s = read_session(path);
+  Json s = read_validated(path, "session_context");
   Json& q = s["open_questions"];
   for (const auto& r : analysis.value("risks", Json::array()))
     if (r["severity"] == "high") {
@@ -66,7 +61,7 @@ void update_session_after_intake(const std::string& path, const Json& analysis, 
 
 void update_session(const std::string& path, const Json& plan, const std::string&, const std::string& plan_ref,
                     const std::string& analysis_path) {
-  Json session = read_session(path);
+  Json session = read_validated(path, "session_context");
   std::string aref = ref_from(path, analysis_path);
   Json updated = updated_session(session, plan, aref, plan_ref);
   write_file_atomic(path, dump_json(updated));
