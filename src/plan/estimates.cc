@@ -32,7 +32,8 @@ void add_estimates(PlanState& s) {
   const std::vector<std::string>& names = s.modules();
   const auto& shapes = s.module_shapes;
   const uint64_t total = m.value("total_params", uint64_t{0});
-  const double stored_bits = dtype_bits(m.value("dtype", Json("bfloat16")).is_string() ? m["dtype"].get<std::string>() : "bfloat16");
+  const Json dtype = m.value("dtype", Json("bfloat16"));
+  const double stored_bits = dtype_bits(dtype.is_string() ? dtype.get<std::string>() : "bfloat16");
   const double original_bytes = m["estimated_size_gb"].get<double>() * 1e9;
   uint64_t linear = 0;
   for (const auto& x : shapes) linear += x.first;

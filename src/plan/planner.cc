@@ -172,10 +172,55 @@ void apply_set(PlanRequest& req, const std::string& flow, const std::string& ass
   req.choices[key] = value;
 }
 
-PlanOutcome make_plan(const Json& analysis, const PlanRequest& req) {
+// Fills the optional facts the rules read with neutral defaults, so an analysis
+// written by Quark's own intake skill (only the contract's required fields)
+// plans as well as one written by quarkplan.
+Json normalized_analysis(const Json& in, const Catalog& cat) {
+  Json a = in;
+  auto def = [](Json& obj, const char* key, const Json& value) {
+    if (!obj.contains(key) || obj[key].is_null()) obj[key] = value;
+  };
+  Json& m = a["model"];
+  Json& q = a["quantization_targets"];
+  if (!q.contains("exclude_defaults") && q.contains("onnx_specific") && q["onnx_specific"].contains("exclude_defaults"))
+    q["exclude_defaults"] = q["onnx_specific"]["exclude_defaults"];
+  if (plan_flow(a) == "onnx") {
+    Json& o = m["onnx_specific"];
+    def(o, "node_count", 0);
+    def(o, "subgraph_count", 0);
+    def(o, "quantized_op_types", Json::array());
+    def(o, "custom_domains", Json::array());
+    def(o, "node_names", Json::array());
+    def(o, "weights", Json::object());
+    def(o["weights"], "total_params", 0);
+    def(o["weights"], "by_dtype", Json::object());
+    def(o["weights"], "in_constant_nodes", 0);
+    def(o["weights"], "quantizable_params", 0);
+    def(q, "onnx_specific", Json::object());
+    def(q["onnx_specific"], "op_counts", Json::object());
+    def(q["onnx_specific"], "preset_candidates", Json::array());
+  } else {
+    std::string mt = m["model_type"];
+    const Json* t = cat.torch_template(mt);
+    def(m, "template_supported", t != nullptr && !cat.torch()["unsupported_model_types"].contains(mt));
+    def(m, "trust_remote_code", false);
+    def(m, "is_moe", false);
+    def(m, "modalities", Json::array({"text"}));
+    def(m, "architecture", Json::object());
+    def(m, "total_params", 0);
+    def(m, "params_method", "from the analysis");
+    if (!m.contains("pre_quantized")) m["pre_quantized"] = nullptr;
+    def(q, "exclude_defaults", t ? (*t)["exclude_defaults"] : Json::array({"lm_head"}));
+  }
+  def(a, "risks", Json::array());
+  return a;
+}
+
+PlanOutcome make_plan(const Json& input_analysis, const PlanRequest& req) {
   PlanOutcome out;
-  out.flow = plan_flow(analysis);
   const Catalog& cat = Catalog::load(req.catalog_dir);
+  const Json analysis = normalized_analysis(input_analysis, cat);
+  out.flow = plan_flow(analysis);
   PlanState s(analysis, cat, req);
   s.plan = out.flow == "onnx" ? onnx_skeleton(analysis, req) : torch_skeleton(analysis, req);
   for (const Rule* r : rules_for(out.flow)) {
