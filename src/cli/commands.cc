@@ -27,8 +27,6 @@ int run_intake_command(const IntakeArgs& args) {
     req.catalog_dir = args.catalog_dir;
     req.weight_stats = args.weight_stats;
     req.trust_remote_code = args.trust_remote_code;
-    if (args.weight_stats)
-      throw UsageError("--weight-stats (streaming per-layer outlier statistics) is not available in this version of quarkplan");
     Json analysis = run_intake(req);
     write_file_atomic(args.output, dump_json(analysis));
     if (!args.session.empty()) update_session_after_intake(args.session, analysis, args.output);

@@ -82,8 +82,6 @@ bool is_confirmed_plan(const std::string& path) {
 int run_plan_command(const PlanArgs& a) {
   return guarded([&]() -> int {
     if (a.model.empty() == a.analysis.empty()) throw UsageError("plan takes a MODEL or --analysis FILE (exactly one)");
-    if (a.weight_stats)
-      throw UsageError("--weight-stats (streaming per-layer outlier statistics) is not available in this version of quarkplan");
     if (!a.goal.empty() && a.goal != "accuracy" && a.goal != "balanced" && a.goal != "size" && a.goal != "experiment" && a.goal != "mixed")
       throw UsageError("--goal must be one of accuracy, balanced, size, experiment, mixed");
     if (!a.export_format.empty() && a.export_format != "hf" && a.export_format != "gguf" && a.export_format != "onnx")
@@ -124,6 +122,7 @@ int run_plan_command(const PlanArgs& a) {
     ir.env = a.env;
     ir.catalog_dir = a.catalog_dir;
     ir.trust_remote_code = a.trust_remote_code;
+    ir.weight_stats = a.weight_stats;
     IntakeContext ctx = resolve_intake_context(ir);
     req.custom_ops_compile_ok = ctx.custom_ops_compile_ok;
     if (req.target.empty() && !ctx.deployment_target.empty()) {

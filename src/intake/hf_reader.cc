@@ -17,6 +17,7 @@
 #include "intake/model_reader.h"
 #include "intake/module_names.h"
 #include "intake/safetensors_reader.h"
+#include "intake/weight_stats.h"
 
 namespace fs = std::filesystem;
 
@@ -38,6 +39,7 @@ struct WeightFacts {
   bool exact = false;           // every shard's header was read
   std::optional<uint64_t> index_total_size;
   std::vector<std::string> files, missing_shards;
+  std::vector<std::string> shard_paths;  // resolved paths of the shards read
   uint64_t index_mismatches = 0;
   std::string first_mismatch;
 };
@@ -133,6 +135,7 @@ WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::stri
       }
       ++present;
       w.files.push_back(shard);
+      w.shard_paths.push_back(p.string());
       safetensors::Header h = safetensors::read_file(p.string());
       std::unordered_set<std::string_view> in_header;
       in_header.reserve(h.tensors.size());
@@ -188,6 +191,7 @@ WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::stri
     for (const auto& s : shards) {
       fs::path p = shard_path(dir, s.filename().string());
       w.files.push_back(s.filename().string());
+      w.shard_paths.push_back(p.string());
       add_header(w, safetensors::read_file(p.string()));
     }
     return w;
@@ -344,6 +348,18 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
                                 "Check `sysctl vm.max_map_count` (>= 1048576; 4194304 recommended; changing it needs approval); QUARK_HF_LOADER_WORKERS overrides the worker count."));
   }
 
+  Json weight_stats;
+  if (ctx.weight_stats) {
+    if (w.source != "safetensors") throw InputError(dir.string(), "--weight-stats needs the .safetensors weights in the folder");
+    weight_stats = scan_weight_stats(w.shard_paths);
+    if (!weight_stats["outlier_modules"].empty())
+      risks.push_back(make_risk("torch.intake.weight_outliers", "medium",
+                                std::to_string(weight_stats["outlier_modules"].size()) +
+                                    " Linear modules have weights beyond 50 standard deviations (e.g. " +
+                                    weight_stats["outlier_modules"][0].get<std::string>() + "): per-tensor scales will waste range on them.",
+                                "Keep them in higher precision (exclude or layer_quant_config), or use smoothquant / per-channel schemes."));
+  }
+
   // Transformers version (rule 35).
   std::string min_tf = tc["transformers_default_minimum"];
   if (tmpl && (*tmpl)["transformers_min"].is_string()) min_tf = (*tmpl)["transformers_min"];
@@ -448,6 +464,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   q["module_shapes"] = shapes_json;  // [params, in_features] per module of each entry
   q["linear_params"] = linear_params;
   a["risks"] = rv;
+  if (!weight_stats.is_null()) a["weight_stats"] = weight_stats;
   a["intake"] = {{"tool", "quarkplan"}, {"catalog_quark_version", tc["quark_version"]}, {"config_notes", cfg.sources}};
   return a;
 }

@@ -84,6 +84,7 @@ class OnnxModelReader : public ModelReader {
 
 Json OnnxModelReader::analyze(const IntakeContext& ctx) {
   const Catalog& cat = ctx.catalog ? *ctx.catalog : Catalog::load();
+  if (ctx.weight_stats) throw UsageError("--weight-stats scans safetensors checkpoints; ONNX initializers are not scanned in this version");
   fs::path abs = fs::absolute(file_).lexically_normal();
   MappedFile map(file_);
   if (map.size() == 0) throw InputError(file_, "empty file: not an ONNX model");

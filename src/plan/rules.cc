@@ -57,6 +57,7 @@ const std::vector<Rule>& rule_registry() {
       {"torch.layer_quant_config.patterns", "torch", "Per-pattern schemes must match real module names and name real schemes", torch_rules::layer_quant_config},
       {"torch.exclude.lm_head", "torch", "A quantized lm_head is recorded as a high risk", torch_rules::lm_head_excluded},
       {"torch.moe.routers", "torch", "Quantized MoE routers are recorded as a high risk", torch_rules::moe_routers},
+      {"torch.weight_stats.outliers", "torch", "Outlier-heavy modules found by --weight-stats are named with the fix", torch_rules::weight_outliers},
       {"torch.calibration.defaults", "torch", "Calibration pileval / 128 samples / seq_len 512 unless chosen", torch_rules::calibration},
       {"torch.calibration.data", "torch", "No calibration data for a calibrating plan makes a draft", torch_rules::calibration_data},
       {"torch.evaluation_intent", "torch", "evaluation_intent is smoke unless chosen (none, smoke, full)", torch_rules::evaluation_intent},

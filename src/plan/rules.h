@@ -74,6 +74,7 @@ void kv_cache(PlanState&);
 void exclude_layers(PlanState&);
 void lm_head_excluded(PlanState&);
 void moe_routers(PlanState&);
+void weight_outliers(PlanState&);
 void layer_quant_config(PlanState&);
 void calibration(PlanState&);
 void calibration_data(PlanState&);

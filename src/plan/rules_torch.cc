@@ -420,7 +420,7 @@ void lm_head_excluded(PlanState& s) {
   const Json* t = tmpl(s);
   std::string lm = t ? (*t)["lm_head"].get<std::string>() : "lm_head";
   bool has_lm = false;
-  for (const auto& m : s.modules()) has_lm = has_lm || m == lm || m.size() >= 7 && m.compare(m.size() - 7, 7, "lm_head") == 0;
+  for (const auto& m : s.modules()) has_lm = has_lm || m == lm || (m.size() >= 7 && m.compare(m.size() - 7, 7, "lm_head") == 0);
   if (!has_lm) return;  // tied embeddings: no separate lm_head Linear
   for (const auto& p : s.plan["exclude_layers"])
     if (quark_pattern_matches(p, lm)) return;
@@ -452,6 +452,28 @@ void moe_routers(PlanState& s) {
   if (quantized)
     s.risk("torch.moe.routers", "high", std::to_string(quantized) + " MoE router/gate layers are quantized (e.g. " + example + "): quantized routers pick the wrong experts.",
            "Exclude the routers (the template's defaults do: '*mlp.gate' / '*router*').");
+}
+
+void weight_outliers(PlanState& s) {
+  if (!s.analysis.contains("weight_stats")) return;
+  const Json& outliers = s.analysis["weight_stats"]["outlier_modules"];
+  std::vector<std::string> quantized;
+  std::vector<QuarkPattern> excl;
+  for (const auto& p : s.plan["exclude_layers"]) excl.emplace_back(p.get<std::string>());
+  for (const auto& m : outliers) {
+    bool excluded = false;
+    for (const auto& p : excl) excluded = excluded || p.matches(m.get<std::string>());
+    if (!excluded) quantized.push_back(m);
+  }
+  if (quantized.empty()) return;
+  const Json* sc = scheme(s);
+  bool static_acts = sc && (*sc)["needs_calibration_data"].get<bool>();
+  std::vector<std::string> shown(quantized.begin(), quantized.begin() + std::min<size_t>(quantized.size(), 5));
+  s.risk("torch.weight_stats.outliers", "medium",
+         std::to_string(quantized.size()) + " quantized modules have extreme weight outliers (max > 50 sigma): " + join(shown) +
+             (quantized.size() > shown.size() ? ", ..." : "") + ".",
+         "Keep them in higher precision: --exclude " + join(shown, " --exclude ") + " (with the template defaults), or --layer-scheme PATTERN=fp8" +
+             (static_acts ? "; smoothquant moves activation outliers into the weights" : "") + ".");
 }
 
 void layer_quant_config(PlanState& s) {

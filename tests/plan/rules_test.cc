@@ -406,6 +406,19 @@ std::vector<Scenario> scenarios() {
          auto ok = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "h100"; });
          EXPECT_FALSE(cites(ok, "torch.moe.routers"));
        }},
+      {"torch.weight_stats.outliers", [] {
+         Json a = hf_analysis("qwen3-8b");
+         a["weight_stats"] = {{"outlier_modules", Json::array({"model.layers.3.mlp.down_proj", "lm_head"})}};
+         auto o = plan(a, [](PlanRequest& r) { r.hardware = "h100"; });
+         EXPECT_TRUE(cites(o, "torch.weight_stats.outliers"));
+         bool names_it = false;
+         for (const auto& r : o.plan["risks"])
+           if (r["rule"] == "torch.weight_stats.outliers") {
+             names_it = r["message"].get<std::string>().find("layers.3.mlp.down_proj") != std::string::npos;
+             EXPECT_EQ(r["message"].get<std::string>().find("lm_head"), std::string::npos);  // lm_head is excluded already
+           }
+         EXPECT_TRUE(names_it);
+       }},
       {"torch.calibration.defaults", [] {
          auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; });
          EXPECT_EQ(o.plan["calibration"], Json::parse(R"({"dataset":"pileval","num_calib_data":128,"seq_len":512})"));
