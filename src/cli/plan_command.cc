@@ -131,7 +131,7 @@ int run_plan_command(const PlanArgs& a) {
     }
     if (!a.model.empty()) {
       ir.model = a.model;
-      analysis = run_intake(ir);
+      analysis = run_intake(ir, ctx);
       analysis_path = (plan_dir / "model_analysis.json").string();
     } else {
       analysis = read_validated(a.analysis, "model_analysis");

@@ -43,8 +43,9 @@ IntakeContext resolve_intake_context(const IntakeRequest& req) {
   return ctx;
 }
 
-Json run_intake(const IntakeRequest& req) {
-  IntakeContext ctx = resolve_intake_context(req);
+Json run_intake(const IntakeRequest& req) { return run_intake(req, resolve_intake_context(req)); }
+
+Json run_intake(const IntakeRequest& req, const IntakeContext& ctx) {
   auto reader = open_model(req.model);
   Json analysis = reader->analyze(ctx);
   auto errors = validate_against_schema(analysis, "schemas/model_analysis.schema.json");

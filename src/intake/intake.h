@@ -25,6 +25,8 @@ IntakeContext resolve_intake_context(const IntakeRequest& req);
 // Runs the reader for the model and returns the analysis, validated against
 // schemas/model_analysis.schema.json. Throws InputError for bad input.
 Json run_intake(const IntakeRequest& req);
+// The same with the context already resolved (plan reads the files once).
+Json run_intake(const IntakeRequest& req, const IntakeContext& ctx);
 
 // The deployment targets the ONNX flow knows.
 bool is_known_target(const std::string& t);
