@@ -35,7 +35,7 @@ BENCHMARK(BM_OnnxIntake_Decoder7kNodes)->Unit(benchmark::kMillisecond);
 
 // `plan --analysis FILE` budget (SPEC §5): under 50 ms for any model. The
 // DeepSeek-V3 analysis (91,991 tensors, 45,870 Linear modules) is the worst case.
-void plan_from(benchmark::State& state, const std::string& model, const std::string& hardware) {
+void plan_from(benchmark::State& state, const std::string& model, const std::string& hardware, const std::string& target) {
   if (model.empty() || !std::filesystem::exists(model)) {
     state.SkipWithError("benchmark model missing: run bench/run_intake_bench.sh");
     return;
@@ -45,24 +45,12 @@ void plan_from(benchmark::State& state, const std::string& model, const std::str
   quarkplan::Json analysis = quarkplan::run_intake(ir);
   quarkplan::PlanRequest req;
   req.hardware = hardware;
+  req.target = target;
   req.confirmed = true;
   for (auto _ : state) benchmark::DoNotOptimize(quarkplan::make_plan(analysis, req));
 }
-void BM_PlanFromAnalysis_DeepSeekV3_163Shards(benchmark::State& s) { plan_from(s, bench_file("deepseek-v3"), "mi355x"); }
-void BM_PlanFromAnalysis_Decoder7kNodes(benchmark::State& s) {
-  std::string f = bench_file("decoder/model.onnx");
-  if (f.empty()) {
-    s.SkipWithError("benchmark model missing");
-    return;
-  }
-  quarkplan::IntakeRequest ir;
-  ir.model = f;
-  quarkplan::Json analysis = quarkplan::run_intake(ir);
-  quarkplan::PlanRequest req;
-  req.target = "cpu";
-  req.confirmed = true;
-  for (auto _ : s) benchmark::DoNotOptimize(quarkplan::make_plan(analysis, req));
-}
+void BM_PlanFromAnalysis_DeepSeekV3_163Shards(benchmark::State& s) { plan_from(s, bench_file("deepseek-v3"), "mi355x", ""); }
+void BM_PlanFromAnalysis_Decoder7kNodes(benchmark::State& s) { plan_from(s, bench_file("decoder/model.onnx"), "", "cpu"); }
 BENCHMARK(BM_PlanFromAnalysis_DeepSeekV3_163Shards)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PlanFromAnalysis_Decoder7kNodes)->Unit(benchmark::kMillisecond);
 
