@@ -15,14 +15,17 @@ std::string last_part(const std::string& module) {
   return p == std::string::npos ? module : module.substr(p + 1);
 }
 
-// Not Linear layers even when their weight is 2-D.
-bool non_linear_module(const std::string& module) {
+}  // namespace
+
+bool is_non_linear_module(const std::string& module) {
   std::string l = last_part(module);
   for (const char* k : {"norm", "ln_", "ln", "embed", "wte", "wpe", "word_embeddings", "position_embedding",
                         "patch_embedding", "rotary", "bias"})
     if (l.find(k) != std::string::npos && !(std::string(k) == "ln" && l != "ln")) return true;
   return module.find("embed_tokens") != std::string::npos || module.find("embeddings.") != std::string::npos;
 }
+
+namespace {
 
 void add_expert_linears(std::vector<std::string>& out, const std::string& experts_module, const std::string& kind,
                         int64_t experts) {
@@ -124,7 +127,7 @@ std::vector<LinearModule> linear_modules_from_tensors(const std::vector<LinearTe
     }
     if (!ends_with(n, ".weight")) continue;
     std::string module = n.substr(0, n.size() - 7);
-    if (non_linear_module(module)) continue;
+    if (is_non_linear_module(module)) continue;
     if (t.shape_known && t.shape.size() != 2) continue;
     if (t.shape_known) out.push_back({module, t.shape[0] * t.shape[1], t.shape[1]});
     else out.push_back(config_module_shape(module, cfg));

@@ -29,6 +29,10 @@ struct LinearModule {
 std::vector<LinearModule> linear_modules_from_tensors(const std::vector<LinearTensor>& tensors, const hf::Config& cfg,
                                                       bool& fused_experts);
 std::vector<LinearModule> linear_modules_from_config(const hf::Config& cfg, const Json* tmpl);
+// Modules that are not Linear layers although their weight may be 2-D
+// (embeddings, norms, patch embeddings).
+bool is_non_linear_module(const std::string& module);
+
 // The (params, in_features) of a Linear module named `name`, from the config.
 LinearModule config_module_shape(const std::string& name, const hf::Config& cfg);
 
