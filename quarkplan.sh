@@ -50,5 +50,5 @@ case "${1:-}" in
     build --bench
     bench/run_intake_bench.sh 5
     ;;
-  *) sed -n '2,7p' "$0"; exit 2 ;;
+  *) sed -n '2,6p' "$0"; exit 2 ;;
 esac
