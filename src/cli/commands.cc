@@ -18,18 +18,9 @@ namespace quarkplan {
 
 int run_intake_command(const IntakeArgs& args) {
   return guarded([&] {
-    IntakeRequest req;
-    req.model = args.model;
-    req.target = args.target;
-    req.install_result = args.install_result;
-    req.session = args.session;
-    req.env = args.env;
-    req.catalog_dir = args.catalog_dir;
-    req.weight_stats = args.weight_stats;
-    req.trust_remote_code = args.trust_remote_code;
-    Json analysis = run_intake(req);
+    Json analysis = run_intake(args.intake);
     write_file_atomic(args.output, dump_json(analysis));
-    if (!args.session.empty()) update_session_after_intake(args.session, analysis, args.output);
+    if (!args.intake.session.empty()) update_session_after_intake(args.intake.session, analysis, args.output);
     FILE* human = args.json ? stderr : stdout;
     ui::Style st{ui::use_color(human)};
     std::fputs(ui::render_intake_summary(analysis, st).c_str(), human);

@@ -4,20 +4,26 @@
 #include <string>
 #include <vector>
 
+#include "intake/intake.h"
+
 namespace quarkplan {
 
+// The model and context-file options intake and plan share are bound straight
+// into the library's IntakeRequest.
 struct IntakeArgs {
-  std::string model, output = "model_analysis.json", target, install_result, session, env, catalog_dir;
-  bool json = false, weight_stats = false, trust_remote_code = false;
+  IntakeRequest intake;
+  std::string output = "model_analysis.json";
+  bool json = false;
 };
 int run_intake_command(const IntakeArgs& args);
 
 struct PlanArgs {
-  std::string model, analysis, output = "quant_plan.json", target, hardware, goal, export_format, preset, scheme, algorithm,
-      calib_method, kv_cache, calib_dataset, calib_data, eval, session, env, install_result, catalog_dir;
+  IntakeRequest intake;  // MODEL, --target, --session, --env, --install-result, --catalog, ...
+  std::string analysis, output = "quant_plan.json", hardware, goal, export_format, preset, scheme, algorithm, calib_method,
+      kv_cache, calib_dataset, calib_data, eval;
   std::vector<std::string> excludes, layer_schemes, sets;
   int64_t num_calib = -1, seq_len = -1, data_size = -1, batch_size = -1, context = 8192, batch = 1;
-  bool json = false, yes = false, insist = false, trust_remote_code = false, weight_stats = false;
+  bool json = false, yes = false, insist = false;
 };
 int run_plan_command(const PlanArgs& args);
 

@@ -16,26 +16,26 @@ int main(int argc, char** argv) {
 
   IntakeArgs intake;
   auto* ci = app.add_subcommand("intake", "Read a model (.onnx or Hugging Face folder) into model_analysis.json");
-  ci->add_option("MODEL", intake.model, "an .onnx file, a folder holding model.onnx, or a Hugging Face model folder")->required();
+  ci->add_option("MODEL", intake.intake.model, "an .onnx file, a folder holding model.onnx, or a Hugging Face model folder")->required();
   ci->add_option("-o", intake.output, "where to write the analysis")->default_val("model_analysis.json");
   ci->add_flag("--json", intake.json, "print the analysis as JSON on stdout (the summary goes to stderr)");
-  ci->add_option("--target", intake.target, "ONNX deployment target: cpu|cuda|rocm|npu_cnn|npu_transformer");
-  ci->add_option("--install-result", intake.install_result, "onnx_install_result.json (custom-ops availability)");
-  ci->add_option("--session", intake.session, "session_context.json (deployment target; updated with open questions)");
-  ci->add_option("--env", intake.env, "env_context.json");
-  ci->add_option("--catalog", intake.catalog_dir, "a folder of catalog files that replace the embedded ones");
-  ci->add_flag("--weight-stats", intake.weight_stats, "scan the weights for per-layer outlier statistics");
-  ci->add_flag("--trust-remote-code", intake.trust_remote_code, "approve running the repository's own code (auto_map)");
+  ci->add_option("--target", intake.intake.target, "ONNX deployment target: cpu|cuda|rocm|npu_cnn|npu_transformer");
+  ci->add_option("--install-result", intake.intake.install_result, "onnx_install_result.json (custom-ops availability)");
+  ci->add_option("--session", intake.intake.session, "session_context.json (deployment target; updated with open questions)");
+  ci->add_option("--env", intake.intake.env, "env_context.json");
+  ci->add_option("--catalog", intake.intake.catalog_dir, "a folder of catalog files that replace the embedded ones");
+  ci->add_flag("--weight-stats", intake.intake.weight_stats, "scan the weights for per-layer outlier statistics");
+  ci->add_flag("--trust-remote-code", intake.intake.trust_remote_code, "approve running the repository's own code (auto_map)");
 
   PlanArgs plan;
   auto* cp = app.add_subcommand("plan", "Decide a Quark quantization plan and write quant_plan.json");
-  cp->add_option("MODEL", plan.model, "an .onnx file, a folder holding model.onnx, or a Hugging Face model folder");
+  cp->add_option("MODEL", plan.intake.model, "an .onnx file, a folder holding model.onnx, or a Hugging Face model folder");
   cp->add_option("--analysis", plan.analysis, "plan from an existing model_analysis.json instead of a model");
   cp->add_option("-o", plan.output, "where to write the plan")->default_val("quant_plan.json");
   cp->add_flag("--json", plan.json, "print {plan, decision_table, risks, open_questions} as JSON on stdout");
   cp->add_flag("--yes", plan.yes, "confirm up front (automation): the plan is written confirmed unless facts are missing");
   cp->add_flag("--insist", plan.insist, "keep choices that break a hard gate, recording a high risk");
-  cp->add_option("--target", plan.target, "ONNX deployment target: cpu|cuda|rocm|npu_cnn|npu_transformer");
+  cp->add_option("--target", plan.intake.target, "ONNX deployment target: cpu|cuda|rocm|npu_cnn|npu_transformer");
   cp->add_option("--hardware", plan.hardware, "accelerator: mi300x mi325x mi355x h100 h200 b200 a100 rtx4090 cpu ...");
   cp->add_option("--goal", plan.goal, "accuracy|balanced|size|experiment|mixed");
   cp->add_option("--export", plan.export_format, "torch export format: hf|gguf|onnx");
@@ -54,14 +54,14 @@ int main(int argc, char** argv) {
   cp->add_option("--calib-data", plan.calib_data, "calibration data PATH, or none");
   cp->add_option("--eval", plan.eval, "evaluation intent (torch: none|smoke|full; onnx: smoke|mlperf|mAP)");
   cp->add_option("--set", plan.sets, "KEY=VALUE for any decision-table row")->allow_extra_args(false);
-  cp->add_flag("--trust-remote-code", plan.trust_remote_code, "approve running the model repository's own code");
+  cp->add_flag("--trust-remote-code", plan.intake.trust_remote_code, "approve running the model repository's own code");
   cp->add_option("--context", plan.context, "context length for the KV-cache estimate")->default_val(8192);
   cp->add_option("--batch", plan.batch, "batch for the KV-cache estimate")->default_val(1);
-  cp->add_flag("--weight-stats", plan.weight_stats, "scan the weights for outlier statistics");
-  cp->add_option("--session", plan.session, "session_context.json to read (target) and update");
-  cp->add_option("--env", plan.env, "env_context.json (accelerator)");
-  cp->add_option("--install-result", plan.install_result, "onnx_install_result.json (custom-ops availability)");
-  cp->add_option("--catalog", plan.catalog_dir, "a folder of catalog files that replace the embedded ones");
+  cp->add_flag("--weight-stats", plan.intake.weight_stats, "scan the weights for outlier statistics");
+  cp->add_option("--session", plan.intake.session, "session_context.json to read (target) and update");
+  cp->add_option("--env", plan.intake.env, "env_context.json (accelerator)");
+  cp->add_option("--install-result", plan.intake.install_result, "onnx_install_result.json (custom-ops availability)");
+  cp->add_option("--catalog", plan.intake.catalog_dir, "a folder of catalog files that replace the embedded ones");
 
   CatalogArgs catalog;
   auto* cc = app.add_subcommand("catalog", "List presets / schemes / algorithms / methods with compatibility");

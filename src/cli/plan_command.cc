@@ -81,13 +81,13 @@ bool is_confirmed_plan(const std::string& path) {
 
 int run_plan_command(const PlanArgs& a) {
   return guarded([&]() -> int {
-    if (a.model.empty() == a.analysis.empty()) throw UsageError("plan takes a MODEL or --analysis FILE (exactly one)");
+    if (a.intake.model.empty() == a.analysis.empty()) throw UsageError("plan takes a MODEL or --analysis FILE (exactly one)");
     if (!a.goal.empty() && a.goal != "accuracy" && a.goal != "balanced" && a.goal != "size" && a.goal != "experiment" && a.goal != "mixed")
       throw UsageError("--goal must be one of accuracy, balanced, size, experiment, mixed");
     if (!a.export_format.empty() && a.export_format != "hf" && a.export_format != "gguf" && a.export_format != "onnx")
       throw UsageError("--export must be one of hf, gguf, onnx");
-    if (!a.target.empty() && !is_known_target(a.target))
-      throw UsageError("--target must be one of cpu, cuda, rocm, npu_cnn, npu_transformer (got '" + a.target + "')");
+    if (!a.intake.target.empty() && !is_known_target(a.intake.target))
+      throw UsageError("--target must be one of cpu, cuda, rocm, npu_cnn, npu_transformer (got '" + a.intake.target + "')");
     FILE* human = a.json ? stderr : stdout;
     ui::Style st{ui::use_color(human)};
     int width = ui::terminal_width(human);
@@ -96,41 +96,33 @@ int run_plan_command(const PlanArgs& a) {
     if (!fs::is_directory(plan_dir)) throw InputError(a.output, "its folder does not exist");
 
     PlanRequest req;
-    req.target = a.target;
+    req.target = a.intake.target;
     req.hardware = a.hardware;
     req.goal = a.goal;
     req.export_format = a.export_format;
     req.calib_data = a.calib_data;
     req.insist = a.insist;
-    req.trust_remote_code = a.trust_remote_code;
+    req.trust_remote_code = a.intake.trust_remote_code;
     req.confirmed = a.yes;
     req.context = a.context;
     req.batch = a.batch;
-    req.catalog_dir = a.catalog_dir;
+    req.catalog_dir = a.intake.catalog_dir;
     if (!a.calib_data.empty() && a.calib_data != "none" && !fs::exists(a.calib_data))
       throw InputError(a.calib_data, "calibration data path does not exist");
-    if (!a.env.empty()) req.env_context = read_validated(a.env, "env_context");
-    if (!a.target.empty()) req.target_source = "--target";
+    if (!a.intake.env.empty()) req.env_context = read_validated(a.intake.env, "env_context");
+    if (!a.intake.target.empty()) req.target_source = "--target";
 
     // The analysis: intake now, or a given file.
     Json analysis;
     std::string analysis_path;
-    IntakeRequest ir;
-    ir.target = a.target;
-    ir.install_result = a.install_result;
-    ir.session = a.session;
-    ir.env = a.env;
-    ir.catalog_dir = a.catalog_dir;
-    ir.trust_remote_code = a.trust_remote_code;
-    ir.weight_stats = a.weight_stats;
+    IntakeRequest ir = a.intake;
     IntakeContext ctx = resolve_intake_context(ir);
     req.custom_ops_compile_ok = ctx.custom_ops_compile_ok;
     if (req.target.empty() && !ctx.deployment_target.empty()) {
       req.target = ctx.deployment_target;
       req.target_source = ctx.target_source;
     }
-    if (!a.model.empty()) {
-      ir.model = a.model;
+    if (!ir.model.empty()) {
       analysis = run_intake(ir, ctx);
       analysis_path = (plan_dir / "model_analysis.json").string();
     } else {
@@ -182,9 +174,9 @@ int run_plan_command(const PlanArgs& a) {
       target_path = (p.parent_path() / (p.stem().string() + ".draft" + p.extension().string())).string();
       std::fprintf(stderr, "%s holds a confirmed plan: the draft goes to %s instead.\n", a.output.c_str(), target_path.c_str());
     }
-    if (!a.model.empty()) write_file_atomic(analysis_path, dump_json(analysis));
+    if (!a.intake.model.empty()) write_file_atomic(analysis_path, dump_json(analysis));
     write_file_atomic(target_path, dump_json(out.plan));
-    if (!a.session.empty()) update_session(a.session, out.plan, req.analysis_ref, relative_ref(target_path, fs::path(a.session).parent_path().empty() ? "." : fs::path(a.session).parent_path()), analysis_path);
+    if (!a.intake.session.empty()) update_session(a.intake.session, out.plan, req.analysis_ref, relative_ref(target_path, fs::path(a.intake.session).parent_path().empty() ? "." : fs::path(a.intake.session).parent_path()), analysis_path);
     if (a.json) {
       Json j = {{"plan", out.plan}, {"decision_table", out.decision_table}, {"risks", out.plan["risks"]}, {"open_questions", out.plan["open_questions"]}};
       std::fputs(dump_json(j).c_str(), stdout);

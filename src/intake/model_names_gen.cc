@@ -69,7 +69,7 @@ LinearModule config_module_shape(const std::string& name, const hf::Config& cfg)
   if (l == "kv_b_proj") return m(heads * (nope + vd), kvr);
   if (l == "q_proj") return m(cfg.kv_lora_rank ? heads * (nope + rope) : heads * hd, H);
   if (l == "k_proj" || l == "v_proj") return m(kvh * hd, H);
-  if (l == "o_proj" || l == "dense" || l == "out_proj" || l == "c_proj" && name.find("attn") != std::string::npos)
+  if (l == "o_proj" || l == "dense" || l == "out_proj" || (l == "c_proj" && name.find("attn") != std::string::npos))
     return m(H, cfg.kv_lora_rank ? heads * vd : heads * hd);
   if (l == "qkv_proj" || l == "query_key_value" || l == "c_attn" || l == "Wqkv") return m((heads + 2 * kvh) * hd, H);
   if (l == "gate_proj" || l == "up_proj" || l == "w1" || l == "w3" || l == "fc1" || l == "fc_in" || l == "dense_h_to_4h")

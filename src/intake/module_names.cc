@@ -148,37 +148,6 @@ std::vector<SizedName> collapse_sized(const std::vector<SizedName>& names) {
   return out;
 }
 
-namespace {
-// '*' and '?' matching with single-star backtracking: linear in practice and
-// several times faster than fnmatch(3), which dominates planning a model with
-// 45,000 Linear modules. Bracket classes fall back to fnmatch.
-bool star_match(const char* p, const char* s) {
-  const char* star = nullptr;
-  const char* resume = nullptr;
-  while (*s) {
-    if (*p == '*') {
-      star = p++;
-      resume = s;
-    } else if (*p == '?' || *p == *s) {
-      ++p;
-      ++s;
-    } else if (star) {
-      p = star + 1;
-      s = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (*p == '*') ++p;
-  return *p == '\0';
-}
-}  // namespace
-
-bool glob_match(const std::string& pattern, const std::string& name) {
-  if (pattern.find_first_of("[\\") != std::string::npos) return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
-  return star_match(pattern.c_str(), name.c_str());
-}
-
 bool QuarkPattern::Glob::match(std::string_view s) const {
   if (!simple) return ::fnmatch(text.c_str(), std::string(s).c_str(), 0) == 0;
   if (parts.size() == 1 && !leading_star && !trailing_star) return s == parts[0];

@@ -20,9 +20,6 @@ struct SizedName {
 };
 std::vector<SizedName> collapse_sized(const std::vector<SizedName>& names);
 
-// fnmatch(3) without FNM_PATHNAME: '*' crosses dots, as in Quark's matching.
-bool glob_match(const std::string& pattern, const std::string& name);
-
 // Quark's exclude semantics: a pattern p not ending in ".*" also matches p + ".*".
 bool quark_pattern_matches(const std::string& pattern, const std::string& module);
 

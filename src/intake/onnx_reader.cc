@@ -457,9 +457,7 @@ Facts read_model(std::string_view bytes, const Limits& limits) {
   Reader r(bytes, 0);
   Field f;
   bool have_graph = false;
-  uint32_t fields = 0;
   while (r.next(f)) {
-    ++fields;
     switch (f.number) {
       case 1:
         Walker::expect(f, WireType::kVarint, "ModelProto.ir_version");
@@ -500,7 +498,6 @@ Facts read_model(std::string_view bytes, const Limits& limits) {
   if (!have_graph) throw WireError(0, "no graph found");
   if (facts.ir_version <= 0 || facts.ir_version > 100)
     throw WireError(0, "ir_version " + std::to_string(facts.ir_version) + " is not valid");
-  (void)fields;
   return facts;
 }
 

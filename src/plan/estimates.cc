@@ -27,7 +27,6 @@ double dtype_bits(const std::string& dtype) {
 
 void add_estimates(PlanState& s) {
   const Json& m = s.analysis["model"];
-  const Json& q = s.analysis["quantization_targets"];
   Json est = Json::object();
   const std::vector<std::string>& names = s.modules();
   const auto& shapes = s.module_shapes;

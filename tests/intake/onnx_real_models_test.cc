@@ -104,10 +104,12 @@ TEST(RealOnnxDetails, OcrDetectorOnNpuCnn) {
   EXPECT_TRUE(rules.count("onnx.intake.dynamic_dims_npu"));
   EXPECT_TRUE(rules.count("onnx.intake.nchw_npu_cnn"));
   EXPECT_EQ(a["quantization_targets"]["onnx_specific"]["preset_candidates"][0], "XINT8");
-  for (const auto& r : a["risks"])
-    if (r["rule"] == "onnx.intake.dynamic_dims_npu")
+  for (const auto& r : a["risks"]) {
+    if (r["rule"] == "onnx.intake.dynamic_dims_npu") {
       EXPECT_NE(r["recovery_hint"].get<std::string>().find("x:[<p2o.DynamicDimension.0>,3,<p2o.DynamicDimension.1>"), std::string::npos)
           << r["recovery_hint"];
+    }
+  }
 }
 
 TEST(RealOnnxDetails, IntakeCommandWritesValidatedAnalysis) {

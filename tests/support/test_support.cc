@@ -23,15 +23,6 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
-namespace {
-std::string drain(int fd) {
-  std::string s;
-  std::array<char, 65536> buf;
-  ssize_t n;
-  while ((n = ::read(fd, buf.data(), buf.size())) > 0) s.append(buf.data(), static_cast<size_t>(n));
-  return s;
-}
-}  // namespace
 
 RunResult run_quarkplan(const std::vector<std::string>& args, const fs::path& cwd, const std::string& input) {
   TempDir io;
