@@ -55,15 +55,29 @@ class Pty {
     mark_ = screen_.find(text, mark_) + text.size();
     return true;
   }
+  // The prompt can reach the screen a moment before libedit switches the
+  // terminal to raw mode; keys typed in that window (Ctrl-D above all) would
+  // be taken by the line discipline. A person never types that fast.
   void send(const std::string& keys) {
+    ::usleep(200 * 1000);
     ssize_t n = ::write(fd_, keys.data(), keys.size());
     (void)n;
   }
-  int wait_exit() {
-    while (pump(200)) {
-    }
+  // Exit code, or -1 (the child is killed) when it has not exited in time.
+  int wait_exit(int timeout_ms = 20000) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     int status = 0;
-    ::waitpid(pid_, &status, 0);
+    while (::waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        exited_ = true;
+        return -1;
+      }
+      pump(100);
+    }
+    while (pump(50)) {
+    }
     exited_ = true;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
