@@ -53,6 +53,7 @@ const Catalog& Catalog::load(const std::string& dir) {
     c->onnx_ = load_part(dir, "onnx.json");
     c->torch_ = load_part(dir, "torch.json");
     c->hardware_ = load_part(dir, "hardware.json");
+    c->architectures_ = load_part(dir, "architectures.json");
     slot = std::move(c);
   }
   return *slot;

@@ -20,6 +20,8 @@ class Catalog {
   const Json& onnx() const { return onnx_; }
   const Json& torch() const { return torch_; }
   const Json& hardware() const { return hardware_; }
+  // Model structures per architecture family (catalog/architectures.json).
+  const Json& architectures() const { return architectures_; }
 
   // ONNX helpers.
   const Json* onnx_preset(const std::string& name) const;  // exact name, or nullptr
@@ -43,7 +45,7 @@ class Catalog {
   std::string version_stamp() const;
 
  private:
-  Json onnx_, torch_, hardware_;
+  Json onnx_, torch_, hardware_, architectures_;
 };
 
 // Validates `doc` against the embedded schema `schema_path` (e.g.

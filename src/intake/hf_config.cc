@@ -6,11 +6,28 @@ namespace quarkplan::hf {
 
 namespace {
 
-std::optional<int64_t> int_of(const Json& j, std::initializer_list<const char*> keys) {
+std::string shown(const Json& v) {
+  std::string d = v.dump();
+  return d.size() > 40 ? d.substr(0, 37) + "..." : d;
+}
+
+// A count from config.json: an integer (or an integral float, as some exporters
+// write 4096.0), or null/absent. Anything else is an input error naming the key.
+std::optional<int64_t> int_of(const Json& j, std::initializer_list<const char*> keys, const std::string& file) {
   for (const char* k : keys) {
     auto it = j.find(k);
-    if (it != j.end() && it->is_number_integer()) return it->get<int64_t>();
-    if (it != j.end() && it->is_number_float()) return static_cast<int64_t>(it->get<double>());
+    if (it == j.end() || it->is_null()) continue;
+    if (it->is_number_integer()) {
+      if (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+        throw InputError(file, std::string("'") + k + "' is out of range (" + shown(*it) + ")");
+      return it->get<int64_t>();
+    }
+    if (it->is_number_float()) {
+      double d = it->get<double>();
+      if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9.2e18 && d < 9.2e18) return static_cast<int64_t>(d);
+      throw InputError(file, std::string("'") + k + "' must be a whole number, not " + shown(*it));
+    }
+    throw InputError(file, std::string("'") + k + "' must be an integer, not " + shown(*it));
   }
   return std::nullopt;
 }
@@ -27,6 +44,7 @@ std::string str_of(const Json& j, std::initializer_list<const char*> keys) {
 
 Config parse_config(const std::string& text, const std::string& file) {
   Config c;
+  c.file = file;
   c.raw = parse_json(text, file);
   const Json& top = c.raw;
   if (!top.is_object()) throw InputError(file, "config.json is not a JSON object");
@@ -36,6 +54,7 @@ Config parse_config(const std::string& text, const std::string& file) {
     auto it = top.find(k);
     if (it != top.end() && it->is_object()) {
       text_cfg = &*it;
+      c.text_key = k;
       c.sources.push_back(std::string("language model numbers from ") + k);
       break;
     }
@@ -53,18 +72,16 @@ Config parse_config(const std::string& text, const std::string& file) {
   if (text_cfg != &top) c.text_model_type = str_of(t, {"model_type"});
 
   auto num = [&](std::initializer_list<const char*> keys) {
-    auto v = int_of(t, keys);
-    return v ? v : (text_cfg != &top ? int_of(top, keys) : std::nullopt);
+    auto v = int_of(t, keys, file);
+    return v ? v : (text_cfg != &top ? int_of(top, keys, file) : std::nullopt);
   };
   c.num_hidden_layers = num({"num_hidden_layers", "num_layers", "n_layer", "n_layers"});
   c.hidden_size = num({"hidden_size", "n_embd", "d_model", "dim"});
   c.intermediate_size = num({"intermediate_size", "ffn_hidden_size", "ffn_dim", "n_inner"});
-  c.num_attention_heads = num({"num_attention_heads", "n_head", "num_heads"});
+  c.num_attention_heads = num({"num_attention_heads", "n_head", "n_heads", "num_heads"});
   c.num_key_value_heads = num({"num_key_value_heads", "multi_query_group_num", "num_kv_heads", "n_head_kv"});
-  if (!c.num_key_value_heads && t.value("multi_query", false)) c.num_key_value_heads = 1;
+  if (!c.num_key_value_heads && t.contains("multi_query") && t["multi_query"] == true) c.num_key_value_heads = 1;
   c.head_dim = num({"head_dim", "kv_channels"});
-  if (!c.head_dim && c.hidden_size && c.num_attention_heads && *c.num_attention_heads > 0)
-    c.head_dim = *c.hidden_size / *c.num_attention_heads;
   c.vocab_size = num({"vocab_size", "padded_vocab_size"});
   c.tie_word_embeddings = false;  // absent: assume an untied lm_head (the larger estimate)
   if (auto it = t.find("tie_word_embeddings"); it != t.end() && it->is_boolean()) {
@@ -88,9 +105,16 @@ Config parse_config(const std::string& text, const std::string& file) {
     c.moe_layer_freq = num({"decoder_sparse_step", "interleave_moe_layer_step"});
     c.moe_step_one_based = c.moe_layer_freq.has_value();
   }
-  if (t.contains("mlp_only_layers") && t["mlp_only_layers"].is_array())
-    for (const auto& v : t["mlp_only_layers"])
-      if (v.is_number_integer()) c.mlp_only_layers.push_back(v.get<int64_t>());
+  if (t.contains("mlp_only_layers") && !t["mlp_only_layers"].is_null()) {
+    if (!t["mlp_only_layers"].is_array()) throw InputError(file, "'mlp_only_layers' must be a list of layer indices");
+    for (const auto& v : t["mlp_only_layers"]) {
+      if (!v.is_number_integer()) throw InputError(file, "'mlp_only_layers' must list integers, not " + shown(v));
+      c.mlp_only_layers.push_back(v.get<int64_t>());
+    }
+  }
+  c.num_nextn_predict_layers = num({"num_nextn_predict_layers", "mtp_num_hidden_layers"});
+  c.max_position_embeddings = num({"max_position_embeddings", "max_seq_len", "seq_length", "n_positions", "max_sequence_length"});
+  c.sliding_window = num({"sliding_window"});
   c.kv_lora_rank = num({"kv_lora_rank"});
   c.q_lora_rank = num({"q_lora_rank"});
   c.qk_rope_head_dim = num({"qk_rope_head_dim"});
@@ -98,21 +122,31 @@ Config parse_config(const std::string& text, const std::string& file) {
   c.v_head_dim = num({"v_head_dim"});
   for (const char* k : {"layer_types", "layers_block_type"}) {
     auto it = t.find(k);
-    if (it != t.end() && it->is_array()) {
-      for (const auto& v : *it)
-        if (v.is_string()) c.layer_types.push_back(v);
-      break;
+    if (it == t.end() || it->is_null()) continue;
+    if (!it->is_array()) throw InputError(file, std::string("'") + k + "' must be a list of layer kinds");
+    for (const auto& v : *it) {
+      if (!v.is_string()) throw InputError(file, std::string("'") + k + "' must list strings, not " + shown(v));
+      c.layer_types.push_back(v);
+    }
+    break;
+  }
+  if (c.layer_types.empty() && t.contains("hybrid_override_pattern") && !t["hybrid_override_pattern"].is_null()) {
+    if (!t["hybrid_override_pattern"].is_string()) throw InputError(file, "'hybrid_override_pattern' must be a string such as \"M-M*-\"");
+    // Nemotron-H: one character per layer, M = Mamba, * = attention, - = MLP, E = MoE.
+    for (char ch : t["hybrid_override_pattern"].get<std::string>()) {
+      if (ch != '*' && ch != 'M' && ch != '-' && ch != 'E')
+        throw InputError(file, std::string("'hybrid_override_pattern' has an unknown layer kind '") + ch + "' (M, *, - or E)");
+      c.layer_types.push_back(ch == '*' ? "full_attention" : ch == 'M' ? "mamba" : ch == 'E' ? "moe" : "mlp");
     }
   }
-  if (c.layer_types.empty() && t.contains("hybrid_override_pattern") && t["hybrid_override_pattern"].is_string()) {
-    // Nemotron-H: one character per layer, M = Mamba, * = attention, - / E = MLP/MoE.
-    for (char ch : t["hybrid_override_pattern"].get<std::string>())
-      c.layer_types.push_back(ch == '*' ? "full_attention" : ch == 'M' ? "mamba" : "mlp");
-  }
+  if (!c.layer_types.empty() && c.num_hidden_layers && static_cast<int64_t>(c.layer_types.size()) != *c.num_hidden_layers)
+    throw InputError(file, "layer_types lists " + std::to_string(c.layer_types.size()) + " layers but num_hidden_layers is " +
+                               std::to_string(*c.num_hidden_layers));
   if (c.layer_types.empty() && c.num_hidden_layers) {
     // Qwen3-Next: every full_attention_interval-th layer is full attention,
     // the others linear attention (Gated DeltaNet).
-    if (auto interval = int_of(t, {"full_attention_interval"}); interval && *interval > 0)
+    auto interval = int_of(t, {"full_attention_interval"}, file);
+    if (interval && *interval > 0 && *c.num_hidden_layers > 0 && *c.num_hidden_layers <= 100000)
       for (int64_t i = 0; i < *c.num_hidden_layers; ++i)
         c.layer_types.push_back((i + 1) % *interval == 0 ? "full_attention" : "linear_attention");
   }

@@ -14,6 +14,10 @@ namespace quarkplan::hf {
 
 struct Config {
   Json raw;                  // the whole config.json
+  std::string text_key;      // "text_config" etc. when the language model is nested, else ""
+  std::string file;          // config.json path, for errors
+  // The language model's sub-config (the whole config when not nested).
+  const Json& text() const { return text_key.empty() ? raw : raw[text_key]; }
   std::string model_type;    // top-level model_type, else architectures[0]
   std::string text_model_type;  // of the language sub-config, when nested
   std::vector<std::string> architectures;
@@ -28,7 +32,9 @@ struct Config {
   std::vector<int64_t> mlp_only_layers;
   // MLA (DeepSeek-style latent attention)
   std::optional<int64_t> kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim;
-  // Hybrid models: per-layer kinds ("full_attention", "linear_attention", "mamba", ...)
+  std::optional<int64_t> num_nextn_predict_layers, max_position_embeddings, sliding_window;
+  // Hybrid models: per-layer kinds ("full_attention", "sliding_attention",
+  // "linear_attention", "mamba", and for Nemotron-H's one-mixer layers "mlp", "moe")
   std::vector<std::string> layer_types;
   std::string dtype;          // torch_dtype / dtype of the text model ("bfloat16", ...)
   std::string transformers_version;
@@ -40,7 +46,10 @@ struct Config {
 };
 
 // Parses config.json text (file named for errors). Throws InputError when the
-// text is not a JSON object or names no model type.
+// text is not a JSON object, names no model type, or a value quarkplan uses has
+// the wrong type (a string where a count belongs, a fractional layer count,
+// layer_types that do not match the layer count). Ranges are checked by the
+// structure step against catalog/architectures.json's limits.
 Config parse_config(const std::string& text, const std::string& file);
 
 }  // namespace quarkplan::hf

@@ -14,6 +14,8 @@
 #include "intake/hf_config.h"
 #include "intake/json_scan.h"
 #include "intake/model_names_gen.h"
+#include "intake/model_structure.h"
+#include "common/units.h"
 #include "intake/model_reader.h"
 #include "intake/module_names.h"
 #include "intake/safetensors_reader.h"
@@ -62,15 +64,32 @@ fs::path shard_path(const fs::path& dir, const std::string& name) {
   throw InputError((dir / name).string(), "weight file refused: " + why);
 }
 
+bool ends_with(std::string_view s, std::string_view suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+// Parameters a stored tensor holds: quantization scales are not parameters
+// (FP8 weight_scale_inv / weight_scale / input_scale, MXFP4 *_scales), and an
+// MXFP4 *_blocks byte packs two 4-bit weights.
+uint64_t logical_params(std::string_view name, std::string_view dtype, uint64_t numel) {
+  if (ends_with(name, "_scales") || ends_with(name, ".weight_scale_inv") || ends_with(name, ".weight_scale") ||
+      ends_with(name, ".input_scale") || ends_with(name, ".weight_scale_2") || ends_with(name, ".k_scale") || ends_with(name, ".v_scale"))
+    return 0;
+  if (ends_with(name, "_blocks") && (dtype == "U8" || dtype == "I8")) return numel * 2;
+  return numel;
+}
+
 void add_header(WeightFacts& w, safetensors::Header&& h) {
   std::map<std::string, uint64_t> by_dtype;  // few dtypes: count first, name once
   for (auto& t : h.tensors) {
-    by_dtype[t.dtype] += t.numel;
-    w.total_params += t.numel;
+    uint64_t n = logical_params(t.name, t.dtype, t.numel);
+    by_dtype[t.dtype] += n;
+    w.total_params += n;
     w.total_bytes += t.end - t.begin;
     w.tensors.push_back({std::move(t.name), std::move(t.shape), true});
   }
-  for (auto& [d, n] : by_dtype) w.params_by_dtype[safetensors::dtype_display(d)] += n;
+  for (auto& [d, n] : by_dtype)
+    if (n) w.params_by_dtype[safetensors::dtype_display(d)] += n;
 }
 
 WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::string>& partial) {
@@ -210,6 +229,59 @@ WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::stri
   return w;
 }
 
+// Bytes of a checkpoint that is not here, from its structure: the stored dtype,
+// and for FP8 / MXFP4 releases the quantized Linear weights plus their scales.
+uint64_t checkpoint_bytes(const ModelStructure& st, const hf::Config& cfg) {
+  double base = cfg.dtype == "float32" ? 4 : 2;
+  std::string qm = cfg.quant_method.value_or("");
+  int64_t block_out = 0, block_in = 0;
+  std::vector<QuarkPattern> keep;
+  if (cfg.quantization_config.is_object()) {
+    const Json& q = cfg.quantization_config;
+    if (q.contains("weight_block_size") && q["weight_block_size"].is_array() && q["weight_block_size"].size() == 2 &&
+        q["weight_block_size"][0].is_number_integer() && q["weight_block_size"][1].is_number_integer()) {
+      block_out = q["weight_block_size"][0].get<int64_t>();
+      block_in = q["weight_block_size"][1].get<int64_t>();
+    }
+    for (const char* k : {"modules_to_not_convert", "ignored_layers", "ignore"})
+      if (q.contains(k) && q[k].is_array())
+        for (const auto& p : q[k])
+          if (p.is_string()) keep.emplace_back(p.get<std::string>());
+  }
+  static const std::set<std::string> quantizable = {"attention", "mlp", "expert", "shared_expert", "indexer", "linear_attention", "mamba", "mtp"};
+  double bytes = 0;
+  for (const auto& t : st.tensors) {
+    bool weight = !t.role.empty() && !ends_with(t.name, ".bias") && !ends_with(t.name, "_bias") && t.shape.size() >= 2;
+    bool quantized = weight && quantizable.count(t.role) && (qm == "fp8" || qm == "mxfp4");
+    if (quantized && qm == "mxfp4" && t.role != "expert") quantized = false;  // gpt-oss: experts only
+    if (quantized)
+      for (const auto& k : keep) quantized = quantized && !k.matches(t.name.substr(0, t.name.rfind('.')));
+    if (!quantized) {
+      bytes += static_cast<double>(t.numel) * base;
+    } else if (qm == "fp8") {
+      bytes += static_cast<double>(t.numel);
+      uint64_t out = t.shape[t.shape.size() - 2], in = t.shape.back();
+      uint64_t mats = out > 0 && in > 0 ? t.numel / (out * in) : 1;
+      bytes += block_out > 0 ? 4.0 * static_cast<double>(mats * ((out + block_out - 1) / block_out) * ((in + block_in - 1) / block_in)) : 4.0;
+    } else {  // MXFP4: 4-bit values and one E8M0 scale per 32
+      bytes += static_cast<double>(t.numel) / 2 + static_cast<double>(t.numel) / 32;
+    }
+  }
+  return static_cast<uint64_t>(bytes);
+}
+
+// Layer kinds as runs: ["attention+dense x3", "attention+moe x58"].
+Json collapse_kinds(const std::vector<std::string>& kinds) {
+  Json out = Json::array();
+  for (size_t i = 0; i < kinds.size();) {
+    size_t j = i;
+    while (j < kinds.size() && kinds[j] == kinds[i]) ++j;
+    out.push_back(kinds[i] + " x" + std::to_string(j - i));
+    i = j;
+  }
+  return out;
+}
+
 class HfModelReader : public ModelReader {
  public:
   explicit HfModelReader(std::string dir) : dir_(std::move(dir)) {}
@@ -237,6 +309,23 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   Json risks = Json::array();
   std::vector<std::string> partial;
   const Json* tmpl = cat.torch_template(cfg.model_type);
+
+  // The model's structure from config.json and its family's description: one
+  // source for parameters, module names and roles, and the KV cache. Bad
+  // values in config.json are input errors here, before anything is sized.
+  const Json* family = architecture_family(cat.architectures(), cfg);
+  bool family_guessed = family == nullptr;
+  if (!family)
+    for (const auto& f : cat.architectures()["families"])
+      if (f["family"] == "llama") family = &f;
+  std::optional<ModelStructure> st;
+  if (!cfg.num_hidden_layers || !cfg.hidden_size) partial.push_back("config.json lacks the layer count or hidden size");
+  else st = build_structure(cfg, *family, cat.architectures(), cfg_path.string());
+  if (st && family_guessed)
+    risks.push_back(make_risk("torch.intake.structure_guessed", "medium",
+                              "quarkplan has no structure description for model type '" + cfg.model_type +
+                                  "': parameter counts and module names follow the Llama layout and may be wrong.",
+                              "Trust the counts only when the safetensors shards are present (they are then read from the headers)."));
   const std::string& mt = cfg.model_type;
 
   // Template support (rule 32).
@@ -279,75 +368,103 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
 
   // Weights.
   WeightFacts w = scan_weights(dir, risks, partial);
-  const int64_t layers = cfg.num_hidden_layers.value_or(0);
-  if (!cfg.num_hidden_layers || !cfg.hidden_size) partial.push_back("config.json lacks the layer count or hidden size");
 
-  // Module names and linear count: exact from tensor names when known (rule 39).
-  std::vector<LinearModule> modules;
-  std::string names_source;
-  bool fused_experts = false;
-  if (!w.tensors.empty()) {
-    modules = linear_modules_from_tensors(w.tensors, cfg, fused_experts);
-    names_source = w.source == "index" ? "safetensors_index" : "safetensors";
-  } else {
-    modules = linear_modules_from_config(cfg, tmpl);
-    names_source = "config";
-  }
+  // Linear modules (rule 39): the structure's modules, kept when their weight is
+  // in the checkpoint (names as transformers loads them), with the header's
+  // shape when known; checkpoint Linears the structure does not describe are
+  // added by name. Without weights: the structure's modules.
   std::vector<SizedName> sized;
+  std::string names_source;
+  bool fused_experts = st && st->fused_experts;
   uint64_t linear_params = 0;
-  for (const auto& lm : modules) {
-    sized.push_back({lm.name, lm.params, lm.in_features});
-    linear_params += lm.params;
+  auto add_module = [&](std::string name, uint64_t params, uint64_t in, std::string role) {
+    linear_params += params;
+    sized.push_back({std::move(name), params, in, std::move(role)});
+  };
+  if (!w.tensors.empty()) {
+    names_source = w.source == "index" ? "safetensors_index" : "safetensors";
+    std::unordered_map<std::string, const LinearTensor*> present;
+    present.reserve(w.tensors.size());
+    std::vector<std::string> loaded;
+    loaded.reserve(w.tensors.size());
+    for (const auto& t : w.tensors) {
+      std::string n = st ? st->loaded_name(t.name) : t.name;
+      if (ends_with(n, "_blocks")) n.resize(n.size() - 7);  // MXFP4 packed weights
+      loaded.push_back(n);
+    }
+    for (size_t i = 0; i < w.tensors.size(); ++i) present.emplace(loaded[i], &w.tensors[i]);
+    std::unordered_set<std::string> explained;
+    if (st) {
+      for (const auto& m : st->modules) {
+        auto it = present.find(m.source);
+        if (it == present.end()) continue;
+        explained.insert(m.source);
+        const LinearTensor& t = *it->second;
+        bool two_d = t.shape_known && t.shape.size() == 2 && ends_with(m.source, ".weight");
+        add_module(m.name, two_d ? t.shape[0] * t.shape[1] : m.out * m.in, two_d ? t.shape[1] : m.in, m.role);
+      }
+      for (const auto& t : st->tensors) explained.insert(t.name);
+    }
+    std::vector<LinearTensor> rest;
+    for (size_t i = 0; i < w.tensors.size(); ++i)
+      if (!explained.count(loaded[i])) rest.push_back({loaded[i], w.tensors[i].shape, w.tensors[i].shape_known});
+    bool rest_fused = false;
+    for (const auto& lm : linear_modules_from_tensors(rest, cfg, rest_fused))
+      add_module(lm.name, lm.params, lm.in_features, st ? st->classify(lm.name).first : "");
+    fused_experts = fused_experts || rest_fused;
+  } else if (st) {
+    names_source = "config";
+    for (const auto& m : st->modules) add_module(m.name, m.out * m.in, m.in, m.role);
   }
   std::vector<SizedName> collapsed = collapse_sized(sized);
-  Json names_json = Json::array(), shapes_json = Json::array();
+  Json names_json = Json::array(), shapes_json = Json::array(), roles_json = Json::array();
   for (const auto& c : collapsed) {
     names_json.push_back(c.name);
     shapes_json.push_back({c.params, c.in_features});
+    roles_json.push_back(c.role);
   }
 
-  // Parameters and size.
-  ParamEstimate est = estimate_params(cfg, tc);
-  uint64_t total_params = w.exact ? w.total_params : est.total;
-  double size_bytes;
+  // Parameters and size: exact from the headers when every shard is here; else
+  // the structure's count, with the index's byte total when there is one.
+  uint64_t total_params = w.exact ? w.total_params : st ? st->total_params : 0;
+  uint64_t size_bytes = 0;
   std::string params_method;
   if (w.exact) {
-    size_bytes = static_cast<double>(w.total_bytes);
+    size_bytes = w.total_bytes;
     params_method = "exact from safetensors headers";
   } else if (w.index_total_size) {
-    size_bytes = static_cast<double>(*w.index_total_size);
-    params_method = "size from the index's metadata.total_size; parameters estimated from config.json (" + est.method + ")";
+    size_bytes = *w.index_total_size;
+    params_method = "size from the index's metadata.total_size; parameters from the " + (st ? st->family : std::string("?")) +
+                    " structure of config.json";
+  } else if (st) {
+    size_bytes = checkpoint_bytes(*st, cfg);
+    params_method = "estimated from config.json with the " + st->family + " structure (every tensor of the checkpoint)";
   } else {
-    size_bytes = static_cast<double>(est.bytes);
-    params_method = "estimated from config.json (" + est.method + ")";
+    params_method = "unknown: config.json lacks the layer count or hidden size";
   }
 
-  bool is_moe = cfg.num_experts.has_value();
+  bool is_moe = st ? st->is_moe : cfg.num_experts.has_value();
+  int64_t num_experts = st ? st->num_experts : cfg.num_experts.value_or(0);
   if (is_moe)
     risks.push_back(make_risk("torch.intake.moe_preparation", "medium",
-                              "Mixture-of-experts model (" + std::to_string(*cfg.num_experts) +
+                              "Mixture-of-experts model (" + std::to_string(num_experts) +
                                   " experts): Quark replaces the expert modules with per-expert Linear layers before quantizing (preprocess_for_quantization / prepare_for_moe_quant)" +
                                   (fused_experts ? "; the checkpoint stores experts fused in 3-D tensors." : "."),
                               "Use transformers >= 5 with Quark's preprocess_for_quantization; calibrate with enough samples to reach every expert."));
-  double gb = size_bytes / 1e9;
+  double gb = static_cast<double>(size_bytes) / 1e9;
   const Json& big = tc["large_model_gb"];
   if (gb > big["high"].get<double>())
     risks.push_back(make_risk("torch.intake.very_large", "high",
-                              "The model is about " + std::to_string(static_cast<int>(gb)) + " GB: it does not fit one accelerator for calibration.",
+                              "The checkpoint is " + format_bytes(size_bytes) + ": it does not fit one accelerator for calibration.",
                               "Plan for --multi_gpu (or --multi_device, without algorithms) or --file2file_quantization for weight-only / dynamic schemes."));
   else if (gb > big["medium"].get<double>())
     risks.push_back(make_risk("torch.intake.large", "medium",
-                              "The model is about " + std::to_string(static_cast<int>(gb)) + " GB: calibration may not fit a single 48-80 GB accelerator.",
+                              "The checkpoint is " + format_bytes(size_bytes) + ": calibration may not fit a single 48-80 GiB accelerator.",
                               "Check the fit estimate in the plan; --multi_gpu spreads the model over several GPUs."));
-  if (is_moe) {
-    int64_t dense = cfg.first_k_dense.value_or(0);
-    int64_t quark_est = dense * 7 + (layers - dense) * (5 + *cfg.num_experts * 3);
-    if (quark_est > tc["huge_moe_linear_threshold"].get<int64_t>())
-      risks.push_back(make_risk("torch.intake.huge_moe_loader", "medium",
-                                "About " + std::to_string(quark_est) + " Linear modules: Quark loads such MoE models with one HF loader worker and needs a large vm.max_map_count.",
-                                "Check `sysctl vm.max_map_count` (>= 1048576; 4194304 recommended; changing it needs approval); QUARK_HF_LOADER_WORKERS overrides the worker count."));
-  }
-
+  if (is_moe && static_cast<int64_t>(sized.size()) > tc["huge_moe_linear_threshold"].get<int64_t>())
+    risks.push_back(make_risk("torch.intake.huge_moe_loader", "medium",
+                              std::to_string(sized.size()) + " Linear modules: Quark loads such MoE models with one HF loader worker and needs a large vm.max_map_count.",
+                              "Check `sysctl vm.max_map_count` (>= 1048576; 4194304 recommended; changing it needs approval); QUARK_HF_LOADER_WORKERS overrides the worker count."));
   Json weight_stats;
   if (ctx.weight_stats) {
     if (w.source != "safetensors") throw InputError(dir.string(), "--weight-stats needs the .safetensors weights in the folder");
@@ -420,7 +537,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   m["loading_class"] = loading;
   m["architectures"] = cfg.architectures;
   m["is_moe"] = is_moe;
-  m["num_experts"] = cfg.num_experts ? Json(*cfg.num_experts) : Json(nullptr);
+  m["num_experts"] = is_moe ? Json(num_experts) : Json(nullptr);
   m["num_hidden_layers"] = cfg.num_hidden_layers ? Json(*cfg.num_hidden_layers) : Json(nullptr);
   m["hidden_size"] = cfg.hidden_size ? Json(*cfg.hidden_size) : Json(nullptr);
   m["template_supported"] = tmpl != nullptr && !tc["unsupported_model_types"].contains(mt);
@@ -428,6 +545,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   m["modalities"] = cfg.modalities;
   m["dtype"] = cfg.dtype.empty() ? Json(nullptr) : Json(cfg.dtype);
   m["estimated_size_gb"] = round3(gb);
+  m["size_bytes"] = size_bytes;
   m["total_params"] = total_params;
   if (w.exact) {
     Json by = Json::object();
@@ -437,9 +555,14 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   m["params_method"] = params_method;
   Json arch;
   auto opt = [](const std::optional<int64_t>& v) { return v ? Json(*v) : Json(nullptr); };
+  arch["family"] = st ? Json(st->family) : Json(nullptr);
+  arch["family_guessed"] = family_guessed;
   arch["num_attention_heads"] = opt(cfg.num_attention_heads);
   arch["num_key_value_heads"] = opt(cfg.num_key_value_heads ? cfg.num_key_value_heads : cfg.num_attention_heads);
-  arch["head_dim"] = opt(cfg.head_dim);
+  arch["head_dim"] = opt(cfg.head_dim ? cfg.head_dim
+                                      : (cfg.hidden_size && cfg.num_attention_heads && *cfg.num_attention_heads > 0
+                                             ? std::optional<int64_t>(*cfg.hidden_size / *cfg.num_attention_heads)
+                                             : std::nullopt));
   arch["intermediate_size"] = opt(cfg.intermediate_size);
   arch["vocab_size"] = opt(cfg.vocab_size);
   arch["tie_word_embeddings"] = cfg.tie_word_embeddings;
@@ -451,10 +574,25 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   arch["q_lora_rank"] = opt(cfg.q_lora_rank);
   arch["qk_rope_head_dim"] = opt(cfg.qk_rope_head_dim);
   arch["layer_types"] = cfg.layer_types;
+  arch["max_position_embeddings"] = opt(cfg.max_position_embeddings);
+  if (st) {
+    arch["layer_kinds"] = collapse_kinds(st->layer_kinds);
+    arch["mtp_layers"] = st->mtp_layers;
+    Json parts = Json::object();
+    for (int p = 0; p < 5; ++p)
+      if (st->params_by_part[p]) parts[part_name(static_cast<Part>(p))] = st->params_by_part[p];
+    arch["params_by_part"] = parts;
+    arch["kv_cache"] = {{"kind", st->kv.kind},
+                        {"full_attention_layers", st->kv.full_layers},
+                        {"sliding_window_layers", st->kv.sliding_layers},
+                        {"sliding_window", st->kv.sliding_window},
+                        {"elements_per_token_full", st->kv.elements_full},
+                        {"elements_per_token_sliding", st->kv.elements_sliding}};
+  }
   m["architecture"] = arch;
   m["weights"] = {{"source", w.source}, {"files", w.files}, {"missing_shards", w.missing_shards}};
   Json& q = a["quantization_targets"];
-  q["linear_layer_count"] = modules.size();
+  q["linear_layer_count"] = sized.size();
   q["linear_layer_count_method"] = names_source == "config" ? "estimated from config.json with the " + mt + " naming" : "counted from tensor names (2-D .weight of Linear modules, fused experts expanded)";
   q["exclude_defaults"] = tmpl ? (*tmpl)["exclude_defaults"] : Json::array({"lm_head"});
   q["has_non_linear_experts"] = fused_experts;
@@ -462,6 +600,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   q["module_names_source"] = names_source;
   q["module_names"] = names_json;
   q["module_shapes"] = shapes_json;  // [params, in_features] per module of each entry
+  q["module_roles"] = roles_json;    // attention, expert, router, lm_head, mtp, vision, ... per entry
   q["linear_params"] = linear_params;
   a["risks"] = rv;
   if (!weight_stats.is_null()) a["weight_stats"] = weight_stats;

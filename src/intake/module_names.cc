@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <tuple>
 
 namespace quarkplan {
 
@@ -107,7 +109,15 @@ std::vector<std::string> collapse_module_names(const std::vector<std::string>& n
   return out;
 }
 
-std::vector<std::string> expand_module_names(const std::vector<std::string>& collapsed) {
+namespace {
+uint32_t range_bound(const std::string& text, const std::string& whole) {
+  if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+    throw std::invalid_argument("module name '" + whole + "' has a malformed index range");
+  return static_cast<uint32_t>(std::stoul(text));
+}
+}  // namespace
+
+std::vector<std::string> expand_module_names(const std::vector<std::string>& collapsed, size_t limit) {
   std::vector<std::string> out;
   for (const auto& c : collapsed) {
     std::vector<std::string> partial{""};
@@ -124,8 +134,12 @@ std::vector<std::string> expand_module_names(const std::vector<std::string>& col
         break;
       }
       std::string prefix = c.substr(i, open - i);
-      uint32_t lo = static_cast<uint32_t>(std::stoul(c.substr(open + 1, dots - open - 1)));
-      uint32_t hi = static_cast<uint32_t>(std::stoul(c.substr(dots + 2, close - dots - 2)));
+      uint32_t lo = range_bound(c.substr(open + 1, dots - open - 1), c);
+      uint32_t hi = range_bound(c.substr(dots + 2, close - dots - 2), c);
+      if (lo > hi) throw std::invalid_argument("module name '" + c + "' has an empty index range");
+      // Bound the expansion before allocating it.
+      if (static_cast<uint64_t>(hi - lo + 1) * partial.size() + out.size() > limit)
+        throw std::invalid_argument("module names expand to more than " + std::to_string(limit) + " modules");
       std::vector<std::string> next;
       next.reserve(partial.size() * (hi - lo + 1));
       for (auto& p : partial)
@@ -134,16 +148,17 @@ std::vector<std::string> expand_module_names(const std::vector<std::string>& col
       i = close + 1;
     }
     out.insert(out.end(), partial.begin(), partial.end());
+    if (out.size() > limit) throw std::invalid_argument("module names expand to more than " + std::to_string(limit) + " modules");
   }
   return out;
 }
 
 std::vector<SizedName> collapse_sized(const std::vector<SizedName>& names) {
-  std::map<std::pair<uint64_t, uint64_t>, std::vector<std::string>> buckets;
-  for (const auto& n : names) buckets[{n.params, n.in_features}].push_back(n.name);
+  std::map<std::tuple<uint64_t, uint64_t, std::string>, std::vector<std::string>> buckets;
+  for (const auto& n : names) buckets[{n.params, n.in_features, n.role}].push_back(n.name);
   std::vector<SizedName> out;
-  for (auto& [shape, list] : buckets)
-    for (auto& c : collapse_module_names(list)) out.push_back({c, shape.first, shape.second});
+  for (auto& [key, list] : buckets)
+    for (auto& c : collapse_module_names(list)) out.push_back({c, std::get<0>(key), std::get<1>(key), std::get<2>(key)});
   std::sort(out.begin(), out.end(), [](const SizedName& a, const SizedName& b) { return a.name < b.name; });
   return out;
 }

@@ -10,13 +10,17 @@
 namespace quarkplan {
 
 std::vector<std::string> collapse_module_names(const std::vector<std::string>& names);
-std::vector<std::string> expand_module_names(const std::vector<std::string>& collapsed);
+// Expands collapsed names. Throws std::invalid_argument for a malformed range
+// ("{3..x}", "{9..2}") or when the expansion would exceed `limit` names (names
+// come from analysis files, which are user input).
+std::vector<std::string> expand_module_names(const std::vector<std::string>& collapsed, size_t limit = 4000000);
 
 // Names with a per-module size: collapsed separately per (params, in_features),
 // so every expanded name of an entry has the entry's size.
 struct SizedName {
   std::string name;
   uint64_t params = 0, in_features = 0;
+  std::string role;  // attention, expert, router, lm_head, ... ("" when unknown); collapsed separately too
 };
 std::vector<SizedName> collapse_sized(const std::vector<SizedName>& names);
 

@@ -1,0 +1,638 @@
+#include "intake/model_structure.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "common/error.h"
+#include "intake/model_names_gen.h"
+
+namespace quarkplan {
+
+const char* part_name(Part p) {
+  switch (p) {
+    case Part::kLanguage: return "language";
+    case Part::kMtp: return "mtp";
+    case Part::kVision: return "vision";
+    case Part::kAudio: return "audio";
+    case Part::kProjector: return "projector";
+  }
+  return "language";
+}
+
+namespace {
+
+Part part_of(const std::string& s) {
+  if (s == "mtp") return Part::kMtp;
+  if (s == "vision") return Part::kVision;
+  if (s == "audio") return Part::kAudio;
+  if (s == "projector") return Part::kProjector;
+  return Part::kLanguage;
+}
+
+using Vars = std::map<std::string, int64_t, std::less<>>;
+
+// Integer expressions over config variables, as the catalog writes shapes:
+// "heads*hd", "2*Im", "(heads+2*kvh)*hd", "cdiv(out,128)", "!tied", "a>b".
+// Arithmetic is checked: a config whose numbers overflow is an input error.
+class ExprEval {
+ public:
+  ExprEval(std::string_view text, const Vars& vars, const std::string& file) : s_(text), vars_(vars), file_(file) {}
+  int64_t run() {
+    int64_t v = comparison();
+    skip();
+    if (pos_ != s_.size()) fail("unexpected '" + std::string(s_.substr(pos_)) + "'");
+    return v;
+  }
+
+ private:
+  std::string_view s_;
+  size_t pos_ = 0;
+  const Vars& vars_;
+  const std::string& file_;
+
+  [[noreturn]] void fail(const std::string& why) const {
+    // Expressions come from the catalog, not the user: a bad one is a catalog error.
+    throw InputError("catalog/architectures.json", "expression '" + std::string(s_) + "': " + why);
+  }
+  void skip() {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+  }
+  bool eat(char c) {
+    skip();
+    if (pos_ < s_.size() && s_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  int64_t checked(__int128 v) const {
+    if (v > INT64_MAX || v < INT64_MIN)
+      throw InputError(file_, "the model's dimensions overflow when multiplied (" + std::string(s_) + "): check the sizes in config.json");
+    return static_cast<int64_t>(v);
+  }
+  int64_t comparison() {
+    int64_t a = sum();
+    skip();
+    if (eat('>')) return a > sum() ? 1 : 0;
+    if (eat('<')) return a < sum() ? 1 : 0;
+    if (pos_ + 1 < s_.size() && s_[pos_] == '=' && s_[pos_ + 1] == '=') {
+      pos_ += 2;
+      return a == sum() ? 1 : 0;
+    }
+    return a;
+  }
+  int64_t sum() {
+    int64_t v = product();
+    while (true) {
+      if (eat('+')) v = checked(static_cast<__int128>(v) + product());
+      else if (eat('-')) v = checked(static_cast<__int128>(v) - product());
+      else return v;
+    }
+  }
+  int64_t product() {
+    int64_t v = unary();
+    while (true) {
+      if (eat('*')) v = checked(static_cast<__int128>(v) * unary());
+      else if (eat('/')) {
+        int64_t d = unary();
+        if (d == 0) throw InputError(file_, "a dimension is zero where the model divides by it (" + std::string(s_) + ")");
+        v /= d;
+      } else return v;
+    }
+  }
+  int64_t unary() {
+    if (eat('!')) return unary() == 0 ? 1 : 0;
+    if (eat('-')) return -unary();
+    return atom();
+  }
+  int64_t atom() {
+    skip();
+    if (eat('(')) {
+      int64_t v = comparison();
+      if (!eat(')')) fail("missing ')'");
+      return v;
+    }
+    if (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
+      int64_t v = 0;
+      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) v = checked(static_cast<__int128>(v) * 10 + (s_[pos_++] - '0'));
+      return v;
+    }
+    size_t start = pos_;
+    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) ++pos_;
+    if (start == pos_) fail("expected a number or a name");
+    std::string_view name = s_.substr(start, pos_ - start);
+    if (eat('(')) {  // functions: cdiv(a,b), max(a,b), min(a,b)
+      int64_t a = comparison();
+      if (!eat(',')) fail("expected ','");
+      int64_t b = comparison();
+      if (!eat(')')) fail("missing ')'");
+      if (name == "cdiv") {
+        if (b <= 0) throw InputError(file_, "a block size is zero (" + std::string(s_) + ")");
+        return a / b + (a % b != 0 ? 1 : 0);
+      }
+      if (name == "max") return std::max(a, b);
+      if (name == "min") return std::min(a, b);
+      fail("unknown function " + std::string(name));
+    }
+    auto it = vars_.find(name);
+    if (it == vars_.end()) fail("unknown variable '" + std::string(name) + "'");
+    return it->second;
+  }
+};
+
+int64_t eval(std::string_view expr, const Vars& vars, const std::string& file) { return ExprEval(expr, vars, file).run(); }
+int64_t eval_json(const Json& e, const Vars& vars, const std::string& file) {
+  if (e.is_number_integer()) return e.get<int64_t>();
+  if (e.is_string()) return eval(e.get<std::string>(), vars, file);
+  throw InputError("catalog/architectures.json", "an expression must be a string or an integer, not " + e.dump());
+}
+
+std::string show(const Json& v) {
+  std::string d = v.dump();
+  return d.size() > 40 ? d.substr(0, 37) + "..." : d;
+}
+
+// A value at `path` ("a.b"; a leading '/' starts at the top of config.json,
+// else the language model's sub-config first, then the top).
+const Json* lookup(const hf::Config& cfg, const std::string& path) {
+  auto walk = [](const Json* cur, const std::string& p) -> const Json* {
+    size_t start = 0;
+    while (cur && start <= p.size()) {
+      size_t dot = p.find('.', start);
+      std::string key = p.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (!cur->is_object()) return nullptr;
+      auto it = cur->find(key);
+      if (it == cur->end() || it->is_null()) return nullptr;
+      cur = &*it;
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    return cur;
+  };
+  if (!path.empty() && path[0] == '/') return walk(&cfg.raw, path.substr(1));
+  if (const Json* v = walk(&cfg.text(), path)) return v;
+  return cfg.text_key.empty() ? nullptr : walk(&cfg.raw, path);
+}
+
+// A config value as an integer: integers, integral floats, booleans (0/1), or
+// the length of a list ("count" conversion). Other types are input errors.
+std::optional<int64_t> config_int(const hf::Config& cfg, const std::string& path, const std::string& conv) {
+  const Json* v = lookup(cfg, path);
+  if (!v) return std::nullopt;
+  std::string key = path[0] == '/' ? path.substr(1) : path;
+  if (conv == "count") {
+    if (!v->is_array()) throw InputError(cfg.file, "'" + key + "' must be a list, not " + show(*v));
+    return static_cast<int64_t>(v->size());
+  }
+  if (v->is_boolean()) return v->get<bool>() ? 1 : 0;
+  if (v->is_number_integer()) {
+    if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      throw InputError(cfg.file, "'" + key + "' is out of range (" + show(*v) + ")");
+    return v->get<int64_t>();
+  }
+  if (v->is_number_float()) {
+    double d = v->get<double>();
+    if (conv == "percent") return static_cast<int64_t>(d * 100.0 + 0.5);
+    if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9.2e18 && d < 9.2e18) return static_cast<int64_t>(d);
+    throw InputError(cfg.file, "'" + key + "' must be a whole number, not " + show(*v));
+  }
+  if (v->is_object() && conv == "present") return 1;
+  throw InputError(cfg.file, "'" + key + "' must be a number, not " + show(*v));
+}
+
+// Checks one variable against the catalog's limits (derived from the largest
+// real models, with headroom).
+void check_limit(const Json& limits, const std::string& var, int64_t value, const std::string& key, const std::string& file) {
+  auto it = limits.find(var);
+  if (it == limits.end()) return;
+  int64_t lo = it->value("min", int64_t{0}), hi = (*it)["max"].get<int64_t>();
+  if (value < lo || value > hi) {
+    std::string what = key.empty() ? var : "'" + (key[0] == '/' ? key.substr(1) : key) + "'";
+    throw InputError(file, what + " is " + std::to_string(value) + ", outside the sane range " + std::to_string(lo) + ".." +
+                               std::to_string(hi) + " (the largest real model has " + (*it)["largest_real"].get<std::string>() + ")");
+  }
+}
+
+struct Item;
+struct Ctx {
+  const hf::Config& cfg;
+  const Json& family;
+  const Json& catalog;
+  const std::string& file;
+  Vars vars;
+  bool count_only = true;
+  uint64_t count = 0;
+  uint64_t max_tensors = 0;
+  ModelStructure* out = nullptr;
+  std::map<std::string, Part> part_of_shape;  // for classify
+};
+
+void add_tensor(Ctx& c, std::string name, std::vector<int64_t> shape, Part part, const std::string& role) {
+  if (++c.count > c.max_tensors)
+    throw InputError(c.file, "the model would hold more than " + std::to_string(c.max_tensors) +
+                                 " tensors: its layer and expert counts are beyond any real model");
+  if (c.count_only) return;
+  StructTensor t;
+  t.name = std::move(name);
+  t.numel = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw InputError(c.file, "tensor " + t.name + " would have a negative dimension: check the sizes in config.json");
+    t.shape.push_back(static_cast<uint64_t>(d));
+    t.numel *= static_cast<uint64_t>(d);
+  }
+  t.part = part;
+  t.role = role;
+  c.out->params_by_part[static_cast<int>(part)] += t.numel;
+  c.out->total_params += t.numel;
+  c.out->tensors.push_back(std::move(t));
+}
+
+void add_module(Ctx& c, const std::string& name, int64_t out, int64_t in, const std::string& role, Part part, std::string source) {
+  if (c.count_only) return;
+  c.out->modules.push_back({name, static_cast<uint64_t>(std::max<int64_t>(out, 0)), static_cast<uint64_t>(std::max<int64_t>(in, 0)), role, part,
+                            std::move(source)});
+  std::string sn = shape_name(name);
+  c.out->role_by_shape_name.emplace(sn, role);
+  c.out->part_by_shape_name.emplace(sn, part);
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  return s;
+}
+
+bool has_any(const std::set<std::string>& tags, const Json& want) {
+  for (const auto& w : want)
+    if (tags.count(w.get<std::string>())) return true;
+  return false;
+}
+
+// Expands one catalog item (and fragments it uses) at `prefix` for one layer.
+void expand(Ctx& c, const Json& item, const std::string& prefix, const std::set<std::string>& tags, Part part,
+            const std::string& inherited_role) {
+  if (item.contains("tags") && !has_any(tags, item["tags"])) return;
+  if (item.contains("not_tags") && has_any(tags, item["not_tags"])) return;
+  if (item.contains("when") && eval_json(item["when"], c.vars, c.file) == 0) return;
+  std::string role = item.value("role", inherited_role);
+  Part p = item.contains("part") ? part_of(item["part"].get<std::string>()) : part;
+  std::string local_prefix = prefix + item.value("prefix", std::string());
+  if (item.contains("use")) {
+    const Json& frag = c.catalog["fragments"][item["use"].get<std::string>()];
+    std::string sub = local_prefix.empty() || local_prefix.back() == '.' ? local_prefix : local_prefix + ".";
+    for (const auto& x : frag) expand(c, x, sub, tags, p, role);
+    return;
+  }
+  int64_t repeat = item.contains("repeat") ? eval_json(item["repeat"], c.vars, c.file) : -1;
+  auto names = [&](const std::string& n) {
+    std::vector<std::string> v;
+    if (repeat < 0) v.push_back(local_prefix + n);
+    else
+      for (int64_t e = 0; e < repeat; ++e) v.push_back(replace_all(local_prefix + n, "{e}", std::to_string(e)));
+    return v;
+  };
+  bool bias = item.contains("bias") && eval_json(item["bias"], c.vars, c.file) != 0;
+  if (c.count_only && repeat > 0) {  // counting pass: no names, just the bound
+    uint64_t per = item.contains("tensor") ? 1 : 1 + (bias ? 1 : 0);
+    c.count += static_cast<uint64_t>(repeat) * per;
+    if (c.count > c.max_tensors)
+      throw InputError(c.file, "the model would hold more than " + std::to_string(c.max_tensors) +
+                                   " tensors: its layer and expert counts are beyond any real model");
+    return;
+  }
+  if (item.contains("linear")) {
+    int64_t out = eval_json(item["out"], c.vars, c.file), in = eval_json(item["in"], c.vars, c.file);
+    for (auto& n : names(item["linear"].get<std::string>())) {
+      add_tensor(c, n + ".weight", {out, in}, p, role);
+      if (bias) add_tensor(c, n + ".bias", {out}, p, role);
+      add_module(c, n, out, in, role, p, n + ".weight");
+    }
+  } else if (item.contains("norm")) {
+    int64_t dim = eval_json(item["dim"], c.vars, c.file);
+    for (auto& n : names(item["norm"].get<std::string>())) {
+      add_tensor(c, n + ".weight", {dim}, p, "");
+      if (bias) add_tensor(c, n + ".bias", {dim}, p, "");
+    }
+  } else if (item.contains("embedding")) {
+    int64_t rows = eval_json(item["rows"], c.vars, c.file), dim = eval_json(item["dim"], c.vars, c.file);
+    for (auto& n : names(item["embedding"].get<std::string>())) add_tensor(c, n + ".weight", {rows, dim}, p, "");
+  } else if (item.contains("tensor")) {
+    std::vector<int64_t> shape;
+    for (const auto& d : item["shape"]) shape.push_back(eval_json(d, c.vars, c.file));
+    auto tensor_names = names(item["tensor"].get<std::string>());
+    for (auto& n : tensor_names) add_tensor(c, n, shape, p, role);
+    if (item.contains("modules") && !tensor_names.empty()) {
+      const std::string& source = tensor_names.front();
+      if (!c.count_only) c.out->fused_experts = c.out->fused_experts || role == "expert";
+      for (const auto& m : item["modules"]) {
+        int64_t out = eval_json(m["out"], c.vars, c.file), in = eval_json(m["in"], c.vars, c.file);
+        int64_t r = m.contains("repeat") ? eval_json(m["repeat"], c.vars, c.file) : -1;
+        std::string base = local_prefix + m["linear"].get<std::string>();
+        if (r < 0) add_module(c, base, out, in, m.value("role", role), p, source);
+        else
+          for (int64_t e = 0; e < r; ++e) add_module(c, replace_all(base, "{e}", std::to_string(e)), out, in, m.value("role", role), p, source);
+      }
+    }
+  } else {
+    throw InputError("catalog/architectures.json", "item without linear/norm/embedding/tensor/use: " + item.dump());
+  }
+}
+
+// The variables every family shares, from the normalised config.
+Vars generic_vars(const hf::Config& cfg) {
+  Vars v;
+  auto put = [&](const char* n, const std::optional<int64_t>& x, int64_t def) { v[n] = x.value_or(def); };
+  put("L", cfg.num_hidden_layers, 0);
+  put("H", cfg.hidden_size, 0);
+  put("V", cfg.vocab_size, 0);
+  put("heads", cfg.num_attention_heads, 0);
+  put("kvh", cfg.num_key_value_heads, v["heads"]);
+  put("I", cfg.intermediate_size, 4 * v["H"]);
+  put("E", cfg.num_experts, 0);
+  put("topk", cfg.num_experts_per_tok, 0);
+  put("Im", cfg.moe_intermediate_size, v["I"]);
+  put("S", cfg.shared_experts, 0);
+  put("Is", cfg.shared_expert_intermediate_size, v["Im"] * std::max<int64_t>(v["S"], 1));
+  put("kvr", cfg.kv_lora_rank, 0);
+  put("qr", cfg.q_lora_rank, 0);
+  put("rope", cfg.qk_rope_head_dim, 64);
+  put("nope", cfg.qk_nope_head_dim, 128);
+  put("vd", cfg.v_head_dim, 128);
+  put("nextn", cfg.num_nextn_predict_layers, 0);
+  put("first_dense", cfg.first_k_dense, 0);
+  v["tied"] = cfg.tie_word_embeddings ? 1 : 0;
+  v["hd"] = cfg.head_dim.value_or(0);
+  // Switches families turn on: biases, a stored lm_head although tied.
+  for (const char* k : {"qkv_bias", "o_bias", "mlp_bias", "ln_bias", "lm_bias", "head_stored"}) v[k] = 0;
+  return v;
+}
+
+// Which generic variable comes from which config keys (for error messages and limits).
+const std::map<std::string, std::string>& generic_keys() {
+  static const std::map<std::string, std::string> k = {
+      {"L", "num_hidden_layers"}, {"H", "hidden_size"}, {"V", "vocab_size"}, {"heads", "num_attention_heads"},
+      {"kvh", "num_key_value_heads"}, {"I", "intermediate_size"}, {"E", "num_experts"}, {"Im", "moe_intermediate_size"},
+      {"S", "n_shared_experts"}, {"Is", "shared_expert_intermediate_size"}, {"kvr", "kv_lora_rank"}, {"qr", "q_lora_rank"},
+      {"rope", "qk_rope_head_dim"}, {"nope", "qk_nope_head_dim"}, {"vd", "v_head_dim"}, {"hd", "head_dim"},
+      {"nextn", "num_nextn_predict_layers"}, {"topk", "num_experts_per_tok"}, {"first_dense", "first_k_dense_replace"}};
+  return k;
+}
+
+// Whether decoder layer i holds routed experts: experts exist, the layer is not
+// listed in mlp_only_layers, not among the first dense layers, and on the MoE
+// step (DeepSeek's moe_layer_freq counts from 0; Qwen's decoder_sparse_step
+// and Llama 4's interleave_moe_layer_step mark every step-th layer, 1-based).
+bool moe_layer(const Ctx& c, int64_t i) {
+  if (c.vars.at("E") <= 1) return false;
+  const auto& only = c.cfg.mlp_only_layers;
+  if (std::find(only.begin(), only.end(), i) != only.end()) return false;
+  if (i < c.vars.at("first_dense")) return false;
+  if (c.cfg.moe_layer_freq && *c.cfg.moe_layer_freq > 1)
+    return c.cfg.moe_step_one_based ? (i + 1) % *c.cfg.moe_layer_freq == 0 : i % *c.cfg.moe_layer_freq == 0;
+  return true;
+}
+
+// Per-layer tags of the decoder: attention kind, MLP kind, MTP.
+std::vector<std::set<std::string>> decoder_tags(const Ctx& c, int64_t layers, const std::string& mode) {
+  std::vector<std::set<std::string>> out(static_cast<size_t>(layers));
+  const auto& lt = c.cfg.layer_types;
+  std::set<int64_t> cross;
+  if (c.family.contains("cross_attention_key"))
+    if (const Json* v = lookup(c.cfg, c.family["cross_attention_key"].get<std::string>()); v && v->is_array())
+      for (const auto& x : *v)
+        if (x.is_number_integer()) cross.insert(x.get<int64_t>());
+  for (int64_t i = 0; i < layers; ++i) {
+    auto& t = out[static_cast<size_t>(i)];
+    std::string kind = i < static_cast<int64_t>(lt.size()) ? lt[static_cast<size_t>(i)] : "full_attention";
+    if (mode == "pattern") {  // one mixer per layer (Nemotron-H)
+      if (kind == "mamba") t.insert("mamba");
+      else if (kind == "moe") t.insert("moe");
+      else if (kind == "mlp") t.insert("dense");
+      else t.insert("attention");
+      continue;
+    }
+    if (cross.count(i)) t.insert("cross_attention");
+    else if (kind == "linear_attention") t.insert("linear_attention");
+    else if (kind == "mamba") t.insert("mamba");
+    else {
+      t.insert("attention");
+      t.insert(kind == "sliding_attention" ? "sliding" : "full");
+    }
+    t.insert(moe_layer(c, i) ? "moe" : "dense");
+  }
+  return out;
+}
+
+// Nemotron-NAS (DeciLM) layers differ one by one: block_configs gives each
+// layer's attention (kv groups, no-op, linear replacement) and FFN multiplier.
+// Code, because the FFN size is a rounded float formula of the NAS search.
+void nas_layer(Ctx& c, const Json& block, std::set<std::string>& tags, int64_t i) {
+  if (!block.is_object()) throw InputError(c.file, "block_configs[" + std::to_string(i) + "] must be an object");
+  const Json& a = block.value("attention", Json::object());
+  const Json& f = block.value("ffn", Json::object());
+  if (a.value("no_op", false)) {
+  } else if (a.value("replace_with_linear", false)) {
+    tags.insert("attention_linear");
+  } else {
+    tags.insert("attention");
+    tags.insert("full");
+    const Json& g = a.contains("n_heads_in_group") ? a["n_heads_in_group"] : Json(nullptr);
+    if (!g.is_number_integer() || g.get<int64_t>() < 1 || c.vars["heads"] % g.get<int64_t>() != 0)
+      throw InputError(c.file, "block_configs[" + std::to_string(i) + "].attention.n_heads_in_group must divide num_attention_heads, not " + show(g));
+    c.vars["kvh"] = c.vars["heads"] / g.get<int64_t>();
+  }
+  if (f.value("no_op", false)) {
+  } else if (f.value("replace_with_linear", false)) {
+    tags.insert("ffn_linear");
+  } else {
+    tags.insert("dense");
+    const Json& m = f.contains("ffn_mult") ? f["ffn_mult"] : Json(nullptr);
+    if (!m.is_number() || m.get<double>() <= 0 || m.get<double>() > 64)
+      throw InputError(c.file, "block_configs[" + std::to_string(i) + "].ffn.ffn_mult must be a positive number, not " + show(m));
+    // DeciLM's _ffn_mult_to_intermediate_size: int(2 * mult * H / 3) rounded up to 256.
+    int64_t size = static_cast<int64_t>(2.0 * m.get<double>() * static_cast<double>(c.vars["H"]) / 3.0);
+    c.vars["I"] = (size + 255) / 256 * 256;
+  }
+}
+
+void run_stacks(Ctx& c) {
+  for (const auto& g : c.family.value("globals", Json::array())) expand(c, g, "", {"global"}, Part::kLanguage, "");
+  for (const auto& st : c.family.value("stacks", Json::array())) {
+    if (st.contains("when") && eval_json(st["when"], c.vars, c.file) == 0) continue;
+    Part part = part_of(st.value("part", std::string("language")));
+    int64_t first = st.contains("first") ? eval_json(st["first"], c.vars, c.file) : 0;
+    int64_t count = eval_json(st["count"], c.vars, c.file);
+    if (count < 0) throw InputError(c.file, "a layer count in config.json is negative");
+    std::string root = st["root"];
+    std::string mode = !st.contains("layer_tags") ? "decoder" : st["layer_tags"].is_string() ? st["layer_tags"].get<std::string>() : "fixed";
+    std::vector<std::set<std::string>> tags;
+    if (mode == "decoder" || mode == "pattern") tags = decoder_tags(c, count, mode);
+    else if (st["layer_tags"].is_array()) tags.assign(static_cast<size_t>(count), std::set<std::string>(st["layer_tags"].begin(), st["layer_tags"].end()));
+    else tags.assign(static_cast<size_t>(count), std::set<std::string>{"layer"});
+    const Json* blocks = nullptr;
+    if (mode == "block_configs") {
+      blocks = lookup(c.cfg, "block_configs");
+      if (!blocks || !blocks->is_array() || static_cast<int64_t>(blocks->size()) != count)
+        throw InputError(c.file, "block_configs must list one entry per layer (" + std::to_string(count) + ")");
+    }
+    Vars saved = c.vars;
+    for (int64_t i = 0; i < count; ++i) {
+      auto& t = tags[static_cast<size_t>(i)];
+      if (blocks) {
+        c.vars = saved;
+        nas_layer(c, (*blocks)[static_cast<size_t>(i)], t, i);
+      }
+      if (part == Part::kLanguage && !c.count_only) {
+        std::string k;
+        for (const char* x : {"attention", "cross_attention", "linear_attention", "mamba", "attention_linear", "moe", "dense", "ffn_linear"})
+          if (t.count(x)) k += (k.empty() ? "" : "+") + std::string(x);
+        if (t.count("sliding")) k += "(sliding)";
+        c.out->layer_kinds.push_back(k.empty() ? "none" : k);
+      }
+      if (!c.count_only && part == Part::kLanguage && (t.count("attention") || t.count("cross_attention"))) {
+        KvFacts& kv = c.out->kv;
+        bool cross_layer = t.count("cross_attention") > 0;  // cross-attention caches the image tokens, not the text
+        if (!cross_layer) {
+          uint64_t elems = c.vars["kvr"] > 0 ? static_cast<uint64_t>(c.vars["kvr"] + c.vars["rope"])
+                                               : static_cast<uint64_t>(2 * c.vars["kvh"] * c.vars["hd"]);
+          kv.kind = c.vars["kvr"] > 0 ? "mla" : "gqa";
+          bool sliding = t.count("sliding") && c.vars.count("window") && c.vars["window"] > 0;
+          if (sliding) {
+            ++kv.sliding_layers;
+            kv.elements_sliding += elems;
+            kv.sliding_window = c.vars["window"];
+          } else {
+            ++kv.full_layers;
+            kv.elements_full += elems;
+          }
+        }
+      }
+      std::string prefix = root + "." + std::to_string(first + i) + ".";
+      for (const auto& item : st["items"]) expand(c, item, prefix, t, part, "");
+    }
+    if (blocks) c.vars = saved;
+  }
+}
+
+}  // namespace
+
+std::string shape_name(std::string_view module) {
+  std::string out;
+  out.reserve(module.size());
+  size_t i = 0;
+  while (i < module.size()) {
+    size_t j = module.find('.', i);
+    if (j == std::string_view::npos) j = module.size();
+    std::string_view part = module.substr(i, j - i);
+    bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    out += digits ? std::string_view("#") : part;
+    if (j < module.size()) out += '.';
+    i = j + 1;
+  }
+  return out;
+}
+
+std::pair<std::string, Part> ModelStructure::classify(std::string_view module) const {
+  std::string sn = shape_name(module);
+  auto it = role_by_shape_name.find(sn);
+  if (it == role_by_shape_name.end()) return {"", Part::kLanguage};
+  auto pt = part_by_shape_name.find(sn);
+  return {it->second, pt == part_by_shape_name.end() ? Part::kLanguage : pt->second};
+}
+
+std::string ModelStructure::loaded_name(std::string_view name) const {
+  for (const auto& [from, to] : checkpoint_renames)
+    if (name.substr(0, from.size()) == from) return to + std::string(name.substr(from.size()));
+  return std::string(name);
+}
+
+const Json* architecture_family(const Json& cat, const hf::Config& cfg) {
+  for (const std::string& mt : {cfg.model_type, cfg.text_model_type}) {
+    if (mt.empty()) continue;
+    for (const auto& f : cat["families"])
+      for (const auto& t : f["model_types"])
+        if (t == mt) return &f;
+  }
+  return nullptr;
+}
+
+ModelStructure build_structure(const hf::Config& cfg, const Json& family, const Json& cat, const std::string& file) {
+  ModelStructure ms;
+  ms.family = family["family"];
+  Ctx c{cfg, family, cat, file, generic_vars(cfg)};
+  const bool head_dim_given = cfg.head_dim.has_value() && *cfg.head_dim > 0;
+  auto default_head_dim = [&] {
+    if (head_dim_given || family.value("vars", Json::object()).contains("hd") || c.vars["heads"] <= 0) return;
+    if (c.vars["H"] % c.vars["heads"] != 0)
+      throw InputError(file, "num_attention_heads (" + std::to_string(c.vars["heads"]) + ") does not divide hidden_size (" +
+                                 std::to_string(c.vars["H"]) + ") and no head_dim is given");
+    c.vars["hd"] = c.vars["H"] / c.vars["heads"];
+  };
+  c.max_tensors = cat["limits"]["tensors"]["max"].get<uint64_t>();
+  const Json& limits = cat["limits"];
+  // Family variables: config keys (first present wins) or a default expression.
+  const Json family_vars = family.value("vars", Json::object());
+  for (auto& [name, spec] : family_vars.items()) {
+    std::optional<int64_t> v;
+    std::string used_key;
+    std::string conv = spec.value("convert", std::string());
+    Json keys = spec.contains("key") ? (spec["key"].is_array() ? spec["key"] : Json::array({spec["key"]})) : Json::array();
+    for (const auto& k : keys) {
+      v = config_int(cfg, k.get<std::string>(), conv);
+      if (v) {
+        used_key = k.get<std::string>();
+        break;
+      }
+    }
+    if (!v && spec.contains("default")) v = eval_json(spec["default"], c.vars, file);
+    if (!v) continue;
+    if (spec.contains("limit")) check_limit(limits, spec["limit"], *v, used_key.empty() ? name : used_key, file);
+    c.vars[name] = *v;
+  }
+  if (!c.vars.count("window")) c.vars["window"] = cfg.sliding_window.value_or(0);
+  // Every generic variable the structure rests on, range-checked (the head
+  // dimension after its default, which divides by the head count).
+  std::set<std::string> required;
+  for (const auto& r : family.value("requires", Json::array())) required.insert(r.get<std::string>());
+  auto check_generic = [&](bool head_dim) {
+    for (const auto& [var, key] : generic_keys()) {
+      if ((var == "hd") != head_dim) continue;
+      int64_t v = c.vars[var];
+      if (required.count(var) && v <= 0)
+        throw InputError(file, "'" + key + "' must be a positive integer (got " + (v == 0 ? std::string("none") : std::to_string(v)) +
+                                   "): the " + ms.family + " architecture needs it");
+      check_limit(limits, var, v, key, file);
+    }
+  };
+  check_generic(false);
+  default_head_dim();  // after the family's overrides: DBRX's sizes live in nested configs
+  check_generic(true);
+  if (c.vars["heads"] > 0 && c.vars["kvh"] > 0 && c.vars["heads"] % c.vars["kvh"] != 0)
+    throw InputError(file, "num_key_value_heads (" + std::to_string(c.vars["kvh"]) + ") must divide num_attention_heads (" +
+                               std::to_string(c.vars["heads"]) + ")");
+  if (c.cfg.first_k_dense && *c.cfg.first_k_dense > c.vars["L"])
+    throw InputError(file, "first_k_dense_replace (" + std::to_string(*c.cfg.first_k_dense) + ") exceeds num_hidden_layers");
+
+  // Pass 1 counts (bounded), pass 2 materialises.
+  run_stacks(c);
+  c.count_only = false;
+  uint64_t n = c.count;
+  c.count = 0;
+  c.out = &ms;
+  ms.tensors.reserve(n);
+  run_stacks(c);
+  for (const auto& r : family.value("checkpoint_renames", Json::array())) ms.checkpoint_renames.emplace_back(r[0], r[1]);
+  ms.is_moe = c.vars["E"] > 1;
+  ms.num_experts = ms.is_moe ? c.vars["E"] : 0;
+  for (const auto& t : ms.tensors)
+    if (t.part == Part::kMtp) {
+      ms.mtp_layers = c.vars.count("mtp") ? c.vars["mtp"] : c.vars["nextn"];
+      break;
+    }
+  ms.kv.max_position_embeddings = cfg.max_position_embeddings.value_or(0);
+  return ms;
+}
+
+}  // namespace quarkplan
