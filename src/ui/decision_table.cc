@@ -40,8 +40,9 @@ std::vector<std::string> break_word(std::string word, size_t width) {
     size_t cut = std::string::npos;
     for (size_t i = limit; i > limit / 3 && cut == std::string::npos; --i)  // after a list or path separator
       if (word[i - 1] && std::strchr(",;/:", word[i - 1])) cut = i;
-    for (size_t i = limit; i-- > limit / 3 + 1 && cut == std::string::npos;)  // before a name separator
-      if (word[i] == '.' || word[i] == '_' || word[i] == '-') cut = i;
+    for (const char* seps : {".", "_-"})  // before a name separator, dots first
+      for (size_t i = limit; i-- > limit / 3 + 1 && cut == std::string::npos;)
+        if (word[i] && std::strchr(seps, word[i])) cut = i;
     if (cut == std::string::npos || cut == 0) cut = limit;  // last resort
     while (cut < word.size() && continuation(static_cast<unsigned char>(word[cut]))) ++cut;
     out.push_back(word.substr(0, cut));
