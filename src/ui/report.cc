@@ -71,6 +71,15 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+// Four significant digits ("0.01963", "9"), or "" when not a number.
+std::string significant(const Json* j) {
+  auto v = number(j);
+  if (!v) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", *v);
+  return buf;
+}
+
 std::string with_commas(uint64_t v) {
   std::string digits = std::to_string(v), out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -91,12 +100,13 @@ std::string basename_of(const std::string& path) {
 
 struct Fact {
   std::string name, html;  // html already escaped
+  bool wide = false;       // spans the whole row (long paths)
 };
 
 std::string facts_list(const std::vector<Fact>& facts) {
   std::string out = "<dl class=\"facts\">\n";
   for (const auto& f : facts)
-    if (!f.html.empty()) out += "<div><dt>" + e(f.name) + "</dt><dd>" + f.html + "</dd></div>\n";
+    if (!f.html.empty()) out += std::string(f.wide ? "<div class=\"wide\">" : "<div>") + "<dt>" + e(f.name) + "</dt><dd>" + f.html + "</dd></div>\n";
   return out + "</dl>\n";
 }
 
@@ -114,12 +124,22 @@ struct Cell {
 };
 std::string sortable_table(const std::string& caption, const std::vector<std::string>& heads, const std::vector<std::vector<Cell>>& rows,
                            const std::vector<std::string>& row_classes = {}) {
+  // A column no row fills (a fact this analysis does not have) is left out.
+  std::vector<bool> used(heads.size(), false);
+  for (const auto& r : rows)
+    for (size_t k = 0; k < r.size() && k < used.size(); ++k) used[k] = used[k] || !r[k].html.empty();
   std::string out = "<div class=\"scroll\"><table class=\"sortable\">\n<caption>" + e(caption) + "</caption>\n<thead><tr>";
-  for (const auto& h : heads) out += "<th scope=\"col\" aria-sort=\"none\"><button type=\"button\" class=\"sort\">" + e(h) + "</button></th>";
+  for (size_t k = 0; k < heads.size(); ++k)
+    if (used[k]) out += "<th scope=\"col\" aria-sort=\"none\"><button type=\"button\" class=\"sort\">" + e(heads[k]) + "</button></th>";
   out += "</tr></thead>\n<tbody>\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     out += "<tr" + (i < row_classes.size() && !row_classes[i].empty() ? " class=\"" + e(row_classes[i]) + "\"" : std::string()) + ">";
-    for (const auto& c : rows[i]) out += "<td" + (c.sort.empty() ? std::string() : " data-sort=\"" + e(c.sort) + "\"") + ">" + c.html + "</td>";
+    for (size_t k = 0; k < rows[i].size() && k < used.size(); ++k)
+      if (used[k]) {
+        const Cell& c = rows[i][k];
+        bool numeric = !c.sort.empty() && c.sort.find_first_not_of("0123456789.-e+") == std::string::npos;
+        out += "<td" + std::string(numeric ? " class=\"num\"" : "") + (c.sort.empty() ? std::string() : " data-sort=\"" + e(c.sort) + "\"") + ">" + c.html + "</td>";
+      }
     out += "</tr>\n";
   }
   return out + "</tbody>\n</table></div>\n";
@@ -191,7 +211,7 @@ std::string model_card(const ReportInput& in) {
   const Json& a = in.analysis;
   const Json* m = get(a, "model");
   std::vector<Fact> f;
-  f.push_back({"Path", "<code class=\"path\">" + e(str(get(m, "model_path"))) + "</code>"});
+  f.push_back({"Path", "<code class=\"path\">" + e(str(get(m, "model_path"))) + "</code>", true});
   std::string status = str(get(a, "analysis_status"));
   std::string st_html = e(status);
   if (status == "partial") {
@@ -335,6 +355,7 @@ std::string decision_section(const Json& plan) {
     user += mine;
     const Json& v = r.contains("value") ? r["value"] : Json(nullptr);
     std::string value = (v.is_array() || v.is_object()) ? value_display(v) : str(get(r, "value_text"), value_display(v));
+    if (str(get(r, "key")) == "estimates.weights" && count(&v)) value = format_bytes(*count(&v));  // one unit convention
     body += "<tr class=\"decision" + std::string(mine ? " user" : "") + "\" data-key=\"" + e(str(get(r, "key"))) + "\"><th scope=\"row\"><code>" +
             e(str(get(r, "decision"))) + "</code>" + (mine ? " <span class=\"badge user\">your choice</span>" : "") + "</th><td><code>" + e(value) +
             "</code></td><td>" + reason_html(reason) + "</td></tr>\n";
@@ -535,6 +556,23 @@ std::string kind_of(const std::string& name) {
   return out;
 }
 
+// How many names a collapsed module name ("layers.{0..31}.q_proj") stands
+// for; nullopt when its ranges are malformed. Checked before expanding, so a
+// hostile analysis cannot make the page (or its memory) unbounded.
+std::optional<uint64_t> expanded_count(const std::string& c) {
+  uint64_t n = 1;
+  for (size_t open = c.find('{'); open != std::string::npos; open = c.find('{', open + 1)) {
+    size_t dots = c.find("..", open), close = c.find('}', open);
+    if (dots == std::string::npos || close == std::string::npos || dots > close) return n;  // no more ranges
+    std::string lo = c.substr(open + 1, dots - open - 1), hi = c.substr(dots + 2, close - dots - 2);
+    auto digits = [](const std::string& x) { return !x.empty() && x.size() <= 9 && x.find_first_not_of("0123456789") == std::string::npos; };
+    if (!digits(lo) || !digits(hi) || std::stoul(lo) > std::stoul(hi)) return std::nullopt;
+    n *= std::stoul(hi) - std::stoul(lo) + 1;
+    if (n > 10000000) return std::nullopt;
+  }
+  return n;
+}
+
 std::string torch_layers(const Json& plan, const Json& analysis) {
   std::string out = "<section id=\"layers\">\n<h2>What gets quantized</h2>\n";
   const Json* q = get(analysis, "quantization_targets");
@@ -566,10 +604,11 @@ std::string torch_layers(const Json& plan, const Json& analysis) {
     if (!names[i].is_string()) continue;
     uint64_t params = 0;
     if (i < shapes.size() && shapes[i].is_array() && !shapes[i].empty()) params = count(&shapes[i][0]).value_or(0);
+    auto n_names = expanded_count(names[i].get<std::string>());
+    if (!n_names || expanded_total + *n_names > 2000000) continue;  // malformed or unbounded: left out
+    expanded_total += *n_names;
     have_params = have_params || params > 0;
     std::vector<std::string> expanded = expand_module_names({names[i].get<std::string>()});
-    expanded_total += expanded.size();
-    if (expanded_total > 2000000) break;  // a hostile analysis cannot make the page unbounded
     for (const auto& n : expanded) {
       int status = 0;
       std::string detail = global.empty() ? "no scheme chosen yet" : global;
@@ -605,7 +644,11 @@ std::string torch_layers(const Json& plan, const Json& analysis) {
   cc.id = "chart-layers";
   cc.title = std::string("Linear ") + unit + " per layer, by what the plan does with them";
   std::vector<std::string> words;
-  for (const auto& [layer, v] : per_layer) {
+  std::vector<std::pair<long, std::array<uint64_t, 3>>> ordered;
+  for (const auto& [layer, v] : per_layer)
+    if (layer >= 0) ordered.emplace_back(layer, v);
+  if (per_layer.count(-1)) ordered.emplace_back(-1, per_layer[-1]);  // lm_head and the like, last
+  for (const auto& [layer, v] : ordered) {
     svg::Column col;
     col.label = layer < 0 ? "other" : std::to_string(layer);
     std::string where = layer < 0 ? "outside the numbered layers" : "layer " + std::to_string(layer);
@@ -689,8 +732,9 @@ std::string onnx_ops(const Json& plan, const Json& analysis, const std::string& 
         svg::Bar b;
         b.label = op + (q ? " (quantized)" : "");
         b.emphasis = q;
-        b.segments.push_back({static_cast<double>(n), q ? "main" : "muted", op + ": " + with_commas(n) + " nodes"});
-        b.value_text = with_commas(n) + " nodes" + (weights.empty() ? "" : ", " + weights);
+        std::string nodes = with_commas(n) + (n == 1 ? " node" : " nodes");
+        b.segments.push_back({static_cast<double>(n), q ? "main" : "muted", op + ": " + nodes});
+        b.value_text = nodes + (weights.empty() ? "" : ", " + weights);
         c.bars.push_back(b);
         words.push_back(op + " " + with_commas(n) + (q ? " (quantized)" : ""));
       } else {
@@ -794,8 +838,8 @@ std::string weight_stats(const Json& analysis) {
                     {e(op), op},
                     {fixed(ratio * 100, 4) + "%", fixed(ratio, 9)},
                     {fixed(mos, 1), fixed(mos, 3)},
-                    {e(str(get(m, "max_abs"))), fixed(number(get(m, "max_abs")).value_or(0), 9)},
-                    {e(str(get(m, "std"))), fixed(number(get(m, "std")).value_or(0), 9)}});
+                    {significant(get(m, "max_abs")), fixed(number(get(m, "max_abs")).value_or(0), 9)},
+                    {significant(get(m, "std")), fixed(number(get(m, "std")).value_or(0), 9)}});
     classes.push_back(flag ? "flagged" : "");
   }
   c.legend = {{"main", "within bounds"}, {"hatch", "flagged: max beyond " + fixed(threshold, 0) + " sigma"}};
@@ -855,7 +899,8 @@ const char* kStyle = R"CSS(
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
 body{margin:0 auto;max-width:76rem;padding:1rem;background:var(--bg);color:var(--fg);
-font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;overflow-wrap:anywhere}
+font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+h1,p,dd,li,figcaption,.path{overflow-wrap:anywhere}
 h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid var(--line);padding-bottom:.2rem}
 h3{font-size:1.05rem}h4{font-size:.95rem;margin:.8rem 0 .2rem}
 a{color:var(--link)}code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.88em}
@@ -863,19 +908,21 @@ a{color:var(--link)}code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Conso
 .status.draft{color:var(--med)}.status.confirmed{color:var(--fg)}
 .sub{color:var(--muted);margin:.2rem 0}
 nav ul{display:flex;flex-wrap:wrap;gap:.3rem 1rem;padding:0;margin:.6rem 0;list-style:none}
-.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(11rem,1fr));gap:.6rem;margin:1rem 0}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(9.5rem,1fr));gap:.6rem;margin:1rem 0}
 .card{background:var(--card);border:1px solid var(--line);border-radius:.4rem;padding:.5rem .7rem}
 .card .k{color:var(--muted);font-size:.8rem}.card .v{font-weight:600}
 .banner{border:2px solid var(--med);border-radius:.4rem;padding:.5rem .8rem;margin:1rem 0}
 dl.facts{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:.2rem 1.5rem;margin:.5rem 0}
+dl.facts div.wide{grid-column:1/-1}
 dl.facts div{display:flex;gap:.6rem;border-bottom:1px dotted var(--line);padding:.15rem 0}
 dl.facts dt{color:var(--muted);min-width:8.5rem;flex:0 0 auto}dl.facts dd{margin:0;min-width:0}
 .scroll{overflow-x:auto;max-width:100%;margin:.6rem 0}
 table{border-collapse:collapse;width:100%}caption{text-align:left;font-weight:600;padding:.3rem 0}
 th,td{border:1px solid var(--line);padding:.3rem .5rem;text-align:left;vertical-align:top}
-thead th{background:var(--card)}
+thead th{background:var(--card)}td.num{white-space:nowrap}
 table.decisions{min-width:40rem}table.decisions th[scope=row]{font-weight:400;white-space:nowrap}
-table.decisions td:nth-child(2){max-width:22rem}
+table.decisions td:nth-child(2){min-width:9rem;max-width:22rem}
+td code{overflow-wrap:normal;word-break:normal}
 tr.user th[scope=row]{border-left:4px solid var(--user)}
 .badge{display:inline-block;font-size:.75rem;border:1px solid currentColor;border-radius:.7rem;padding:0 .45rem;white-space:nowrap}
 .badge.user{color:var(--user)}.badge.flagged{color:var(--high);font-weight:700}.badge.excluded{color:var(--muted)}
@@ -895,6 +942,7 @@ svg.chart{width:100%;height:auto;display:block;max-width:60rem}
 svg text{fill:var(--fg);font:12px system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif}
 svg text.strong{font-weight:700}svg text.value,svg text.tick,svg text.legend,svg text.marker-label{font-size:11px}
 svg text.marker-label{fill:var(--muted)}
+svg text.marker-label{paint-order:stroke;stroke:var(--bg);stroke-width:3px;stroke-linejoin:round}.backdrop{fill:var(--bg)}
 .seg-main{fill:var(--c-main)}.seg-muted{fill:var(--c-muted)}
 .pat-bg-alt{fill:var(--c-alt)}.pat-bg-hatch{fill:var(--c-hatch)}.pat-bg-cross{fill:var(--c-cross)}
 .pat-fg{fill:var(--fg)}.pat-line{stroke:var(--fg);stroke-width:1.4;fill:none}

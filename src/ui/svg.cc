@@ -80,7 +80,11 @@ double legend_height(const std::vector<std::pair<std::string, std::string>>& leg
 std::string esc(const std::string& s) { return html_escape(s); }
 
 std::string bar_chart(const BarChart& c) {
-  const double width = 720, value_room = 150, bar_w = width - value_room, row = 40, bar_h = 16, top = c.markers.empty() ? 4 : 22;
+  // Room after the longest bar for its value text (about 6.6 px a character).
+  double value_room = 60;
+  for (const auto& b : c.bars) value_room = std::max(value_room, 6.6 * static_cast<double>(b.value_text.size()) + 12);
+  value_room = std::min(value_room, 320.0);
+  const double width = 720, bar_w = width - value_room, row = 40, bar_h = 16, top = c.markers.empty() ? 4 : 36;
   double max = c.max;
   for (const auto& b : c.bars) {
     double total = 0;
@@ -95,6 +99,19 @@ std::string bar_chart(const BarChart& c) {
                     "\" role=\"img\" aria-labelledby=\"" + esc(c.id) + "-t " + esc(c.id) + "-d\" preserveAspectRatio=\"xMinYMin meet\">";
   out += "<title id=\"" + esc(c.id) + "-t\">" + esc(c.title) + "</title><desc id=\"" + esc(c.id) + "-d\">" + esc(c.desc) + "</desc>";
   out += defs(c.id);
+  // Capacity / threshold lines first, so the values drawn later sit on top;
+  // labels staggered when they crowd.
+  double last_label_x = -1e9;
+  int level = 0;
+  for (const auto& m : c.markers) {
+    double x = m.value / max * bar_w;
+    level = x - last_label_x < 120 ? 1 - level : 0;
+    last_label_x = x;
+    out += "<line x1=\"" + num(x) + "\" y1=\"" + num(level ? 28.0 : 14.0) + "\" x2=\"" + num(x) + "\" y2=\"" + num(top + row * static_cast<double>(c.bars.size())) + "\" class=\"marker\"/>";
+    bool right = x > bar_w - 120;
+    out += "<text x=\"" + num(right ? x - 3 : x + 3) + "\" y=\"" + num(level ? 26 : 12) + "\" class=\"marker-label\"" +
+           (right ? " text-anchor=\"end\"" : "") + ">" + esc(m.label) + "</text>";
+  }
   double y = top;
   for (const auto& b : c.bars) {
     out += "<text x=\"0\" y=\"" + num(y + 11) + "\" class=\"label" + std::string(b.emphasis ? " strong" : "") + "\">" + esc(b.label) + "</text>";
@@ -105,20 +122,11 @@ std::string bar_chart(const BarChart& c) {
       x += w;
     }
     out += "<rect x=\"0\" y=\"" + num(y + 15) + "\" width=\"" + num(std::max(x, 1.0)) + "\" height=\"" + num(bar_h) + "\" class=\"outline\"/>";
+    // A backdrop so a capacity line never runs through the value.
+    out += "<rect x=\"" + num(x + 3) + "\" y=\"" + num(y + 15) + "\" width=\"" + num(6.6 * static_cast<double>(b.value_text.size()) + 6) + "\" height=\"" +
+           num(bar_h) + "\" class=\"backdrop\"/>";
     out += "<text x=\"" + num(x + 6) + "\" y=\"" + num(y + 27) + "\" class=\"value\">" + esc(b.value_text) + "</text>";
     y += row;
-  }
-  // Capacity / threshold lines, labels staggered when they crowd.
-  double last_label_x = -1e9;
-  int level = 0;
-  for (const auto& m : c.markers) {
-    double x = m.value / max * bar_w;
-    out += "<line x1=\"" + num(x) + "\" y1=\"" + num(top - 4) + "\" x2=\"" + num(x) + "\" y2=\"" + num(y) + "\" class=\"marker\"/>";
-    level = x - last_label_x < 120 ? 1 - level : 0;
-    last_label_x = x;
-    bool right = x > bar_w - 120;
-    out += "<text x=\"" + num(right ? x - 3 : x + 3) + "\" y=\"" + num(level ? top - 12 + 10 : top - 8) + "\" class=\"marker-label\"" +
-           (right ? " text-anchor=\"end\"" : "") + ">" + esc(m.label) + "</text>";
   }
   out += legend_svg(c.id, c.legend, y + 8, width);
   return out + "</svg>";
@@ -127,7 +135,7 @@ std::string bar_chart(const BarChart& c) {
 std::string column_chart(const ColumnChart& c) {
   const double width = 720, plot_h = 160, top = 8, label_h = 30;
   const size_t n = std::max<size_t>(c.columns.size(), 1);
-  const double slot = width / static_cast<double>(n), gap = slot > 6 ? std::min(4.0, slot * 0.2) : 0;
+  const double slot = std::min(48.0, width / static_cast<double>(n)), gap = slot > 6 ? std::min(4.0, slot * 0.2) : 0;
   double max = 0;
   for (const auto& col : c.columns) {
     double t = 0;
