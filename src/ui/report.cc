@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "catalog/catalog.h"
+#include "common/error.h"
 #include "common/strings.h"
 #include "common/units.h"
 #include "intake/module_names.h"
@@ -346,7 +347,14 @@ std::string model_card(const ReportInput& in) {
 
 std::string decision_section(const Json& plan) {
   std::string out = "<section id=\"decisions\">\n<h2>Decisions</h2>\n";
-  Json rows = decision_table(plan);
+  // The planner's rows; a plan written by another tool may lack a field they
+  // read, and the page then says so instead of failing.
+  Json rows;
+  try {
+    rows = decision_table(plan);
+  } catch (const std::exception&) {
+    return out + omitted("The decision table cannot be read from this plan: a field it needs is missing or of another type.") + "</section>\n";
+  }
   size_t user = 0;
   std::string body;
   for (const auto& r : rows) {
@@ -854,7 +862,14 @@ std::string weight_stats(const Json& analysis) {
 
 std::string invocation_section(const ReportInput& in) {
   std::string out = "<section id=\"quark\">\n<h2>The Quark invocation</h2>\n";
-  Invocation inv = plan_invocation(in.plan, in.analysis, in.catalog_dir);
+  Invocation inv;
+  try {
+    inv = plan_invocation(in.plan, in.analysis, in.catalog_dir);
+  } catch (const InputError&) {
+    throw;  // a bad --catalog: the command reports it
+  } catch (const std::exception&) {
+    return out + omitted("The Quark invocation cannot be derived from this plan: a field it needs is missing or of another type.") + "</section>\n";
+  }
   out += "<p>What this plan makes Quark do (" + e(inv.tool) + "). quarkplan never runs it.</p>\n";
   out += "<div class=\"code\"><button type=\"button\" class=\"copy\" data-copy=\"invocation\">Copy</button><pre id=\"invocation\"><code>" + e(inv.text) +
          "</code></pre></div>\n";

@@ -265,9 +265,11 @@ TEST(Report, OddShapesInTheAnalysisDegradeInsteadOfFailing) {
   a["model"]["num_experts"] = "many";
   plan["estimates"]["fit"] = Json::array({Json::object({{"accelerator", 3}, {"memory_bytes", -5}}), "x"});
   plan["estimates"]["weights"].push_back({{"scheme", 9}, {"bytes", "big"}});
+  plan["calibration"] = "pileval";  // the invocation needs an object here
   std::string h;
   EXPECT_NO_THROW(h = render(plan, a));
   EXPECT_EQ(html_problem(h), "");
+  EXPECT_NE(h.find("The Quark invocation cannot be derived from this plan"), std::string::npos);
   Json onnx = plans()[0].plan, oa = plans()[0].analysis;
   oa["model"]["onnx_specific"] = "gone";
   oa["quantization_targets"] = Json::array();
