@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for people and CI.
-#   ./quarkplan.sh demo    set up, build, and plan the bundled examples
-#   ./quarkplan.sh test    set up, build, fetch the real test models, run every test
+#   ./quarkplan.sh demo    set up, build, plan the bundled examples and write their HTML reports
+#   ./quarkplan.sh test    set up, build, fetch the real test models, run every test (browser test included)
 #   ./quarkplan.sh build   set up and build (binary at build/quarkplan)
 #   ./quarkplan.sh bench   set up, build, run the benchmarks (results: bench/RESULTS.md)
 set -euo pipefail
@@ -39,9 +39,12 @@ case "${1:-}" in
     $q explain "$out/deepseek/quant_plan.json"
     echo
     $q validate "$out"/*/*.json
+    echo
+    echo "== The plans as pages: open them in any browser (no network needed) =="
+    for plan in "$out"/*/quant_plan.json; do $q report "$plan" -o "$(dirname "$plan")/report.html"; done
     ;;
   test)
-    build --fuzz
+    build --fuzz --browser
     scripts/fetch_models.sh >/dev/null
     (cd build && ctest --output-on-failure -j "$jobs")
     scripts/run_fuzzers.sh "${FUZZ_SECONDS:-20}"

@@ -3,6 +3,8 @@
 #   scripts/setup.sh            build + test dependencies
 #   scripts/setup.sh --fuzz     + clang/libFuzzer
 #   scripts/setup.sh --bench    + python3-onnx, hyperfine, time (benchmark peers only)
+#   scripts/setup.sh --browser  + Debian's chromium and tests/browser's npm packages
+#                               (playwright-core, which drives that chromium; no browser download)
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config ccache
       nlohmann-json3-dev libvalijson-dev libcli11-dev libfmt-dev libedit-dev
@@ -13,10 +15,12 @@ for a in "$@"; do
   case "$a" in
     --fuzz) pkgs+=(clang libclang-rt-dev) ;;
     --bench) pkgs+=(python3-onnx hyperfine time) ;;
+    --browser) pkgs+=(chromium); browser=1 ;;
     *) echo "unknown option $a" >&2; exit 2 ;;
   esac
 done
 missing=()
+browser="${browser:-0}"
 for p in "${pkgs[@]}"; do
   # node/npm may come from elsewhere (nvm, the image): accept a working command.
   if [ "$p" = nodejs ] && command -v node >/dev/null; then continue; fi
@@ -28,4 +32,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# The browser test's driver, pinned by tests/browser/package-lock.json.
+if [ "$browser" = 1 ]; then
+  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/browser"
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    echo "installing tests/browser npm packages" >&2
+    (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent)
+  fi
 fi

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "intake/intake.h"
 
 namespace quarkplan {
@@ -19,7 +20,7 @@ int run_intake_command(const IntakeArgs& args);
 
 struct PlanArgs {
   IntakeRequest intake;  // MODEL, --target, --session, --env, --install-result, --catalog, ...
-  std::string analysis, output = "quant_plan.json", hardware, goal, export_format, preset, scheme, algorithm, calib_method,
+  std::string analysis, output = "quant_plan.json", report, hardware, goal, export_format, preset, scheme, algorithm, calib_method,
       kv_cache, calib_dataset, calib_data, eval;
   std::vector<std::string> excludes, layer_schemes, sets;
   int64_t num_calib = -1, seq_len = -1, data_size = -1, batch_size = -1, context = 8192, batch = 1;
@@ -39,6 +40,21 @@ struct ExplainArgs {
   bool json = false;
 };
 int run_explain_command(const ExplainArgs& args);
+
+struct RulesArgs {
+  std::string id;  // a rule ID or a prefix of IDs; empty for every rule
+  bool json = false;
+};
+int run_rules_command(const RulesArgs& args);
+
+struct ReportArgs {
+  std::string plan, output = "report.html", catalog_dir;
+};
+int run_report_command(const ReportArgs& args);
+// The report of a plan held in memory (plan --report): `plan_path` is where
+// the plan was written.
+void write_plan_report(const std::string& output, const std::string& plan_path, const Json& plan, const Json& analysis,
+                       const std::string& catalog_dir);
 
 struct EnvArgs {
   std::string output = "env_context.json";

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   cp->add_option("MODEL", plan.intake.model, "an .onnx file, a folder holding model.onnx, or a Hugging Face model folder");
   cp->add_option("--analysis", plan.analysis, "plan from an existing model_analysis.json instead of a model");
   cp->add_option("-o", plan.output, "where to write the plan")->default_val("quant_plan.json");
+  cp->add_option("--report", plan.report, "also write the plan's HTML report (quarkplan report) to this file");
   cp->add_flag("--json", plan.json, "print {plan, decision_table, risks, open_questions} as JSON on stdout");
   cp->add_flag("--yes", plan.yes, "confirm up front (automation): the plan is written confirmed unless facts are missing");
   cp->add_flag("--insist", plan.insist, "keep choices that break a hard gate, recording a high risk");
@@ -75,6 +76,17 @@ int main(int argc, char** argv) {
   ce->add_flag("--json", explain.json, "print it as JSON");
   ce->add_option("--catalog", explain.catalog_dir, "a folder of catalog files that replace the embedded ones");
 
+  ReportArgs report;
+  auto* cr = app.add_subcommand("report", "Write one self-contained HTML page of a plan: decisions, risks, charts, the Quark invocation");
+  cr->add_option("PLAN", report.plan, "a quant_plan.json")->required();
+  cr->add_option("-o", report.output, "where to write the page")->default_val("report.html");
+  cr->add_option("--catalog", report.catalog_dir, "a folder of catalog files that replace the embedded ones");
+
+  RulesArgs rules;
+  auto* cu = app.add_subcommand("rules", "Show the documentation of the rules a plan cites (all, one ID, or an ID prefix)");
+  cu->add_option("ID", rules.id, "a rule ID such as onnx.npu_cnn.pof2_calibration, or a prefix such as torch.exclude");
+  cu->add_flag("--json", rules.json, "print the documentation as JSON");
+
   EnvArgs env;
   auto* cn = app.add_subcommand("env", "Probe this machine into env_context.json");
   cn->add_option("-o", env.output, "where to write it")->default_val("env_context.json");
@@ -99,5 +111,7 @@ int main(int argc, char** argv) {
   if (cc->parsed()) return run_catalog_command(catalog);
   if (ce->parsed()) return run_explain_command(explain);
   if (cn->parsed()) return run_env_command(env);
+  if (cr->parsed()) return run_report_command(report);
+  if (cu->parsed()) return run_rules_command(rules);
   return kExitBadInput;
 }

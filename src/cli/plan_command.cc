@@ -94,6 +94,8 @@ int run_plan_command(const PlanArgs& a) {
     fs::path plan_path(a.output);
     fs::path plan_dir = plan_path.has_parent_path() ? plan_path.parent_path() : fs::path(".");
     if (!fs::is_directory(plan_dir)) throw InputError(a.output, "its folder does not exist");
+    if (!a.report.empty() && !fs::is_directory(fs::path(a.report).has_parent_path() ? fs::path(a.report).parent_path() : fs::path(".")))
+      throw InputError(a.report, "its folder does not exist");
 
     PlanRequest req;
     req.target = a.intake.target;
@@ -177,6 +179,10 @@ int run_plan_command(const PlanArgs& a) {
     if (!a.intake.model.empty()) write_file_atomic(analysis_path, dump_json(analysis));
     write_file_atomic(target_path, dump_json(out.plan));
     if (!a.intake.session.empty()) update_session(a.intake.session, out.plan, req.analysis_ref, relative_ref(target_path, fs::path(a.intake.session).parent_path().empty() ? "." : fs::path(a.intake.session).parent_path()), analysis_path);
+    if (!a.report.empty()) {
+      write_plan_report(a.report, target_path, out.plan, analysis, a.intake.catalog_dir);
+      std::fprintf(human, "Wrote the report to %s\n", a.report.c_str());
+    }
     if (a.json) {
       Json j = {{"plan", out.plan}, {"decision_table", out.decision_table}, {"risks", out.plan["risks"]}, {"open_questions", out.plan["open_questions"]}};
       std::fputs(dump_json(j).c_str(), stdout);

@@ -292,7 +292,7 @@ void choose_algorithm(PlanState& s) {
     s.reason("algorithm", "torch.algorithm.choose", algos.empty() ? "Your choice: none" : "Your choice");
   } else if (s.plan.contains("guide_algorithm")) {
     algos = {s.plan["guide_algorithm"].get<std::string>()};
-    s.reason("algorithm", "torch.algorithm.choose", "Decision guide: " + algos[0] + " for INT4 weight-only");
+    s.reason("algorithm", "torch.algorithm.choose", "Quark's planning guide pairs " + algos[0] + " with INT4 weight-only");
   } else {
     s.reason("algorithm", "torch.algorithm.choose", "None: the scheme calibrates well on its own");
   }
@@ -320,7 +320,7 @@ void algorithm_model_support(PlanState& s) {
         auto algos = algorithms_of(s);
         algos.erase(std::remove(algos.begin(), algos.end(), a), algos.end());
         s.plan["algorithm"] = algos.empty() ? Json(nullptr) : Json(join(algos, ","));
-        s.reason("algorithm", "torch.algorithm.model_support", "The guide's " + a + " has no built-in config for " + model_type(s) + ": none" +
+        s.reason("algorithm", "torch.algorithm.model_support", "Quark's planning guide suggests " + a + ", which has no built-in config for " + model_type(s) + ": none" +
                                                                   (builtin.empty() ? "" : " (available: " + alt + ")"));
       }
     }
@@ -511,7 +511,7 @@ void layer_quant_config(PlanState& s) {
       for (const auto& m : s.modules()) n += qp.matches(m) ? 1 : 0;
     }
     s.reason("layer_quant_config", "torch.layer_quant_config.patterns",
-             std::string(s.choice("layer_quant_config") ? "Your overrides" : "Mixed precision from the decision guide") +
+             std::string(s.choice("layer_quant_config") ? "Your overrides" : "Mixed precision from Quark's planning guide") +
                  "; each pattern checked against the model's module names (" + std::to_string(n) + " modules matched); one --layer_quant_scheme each");
   }
 }
@@ -550,7 +550,7 @@ void calibration(PlanState& s) {
     }
   }
   if (!s.choice("calibration.num_calib_data"))
-    s.reason("calibration.num_calib_data", "torch.calibration.defaults", "128: the source document's default (the CLI's own default is 512)");
+    s.reason("calibration.num_calib_data", "torch.calibration.defaults", "128, the default of Quark's planning guide (quantize_quark.py's own default is 512)");
   if (!s.choice("calibration.seq_len")) s.reason("calibration.seq_len", "torch.calibration.defaults", "512: standard default");
   const Json* sc = scheme(s);
   if (sc && (*sc)["weight_only"].get<bool>() && algorithms_of(s).empty())

@@ -1,7 +1,11 @@
 #include "ui/confirm.h"
 
 #include <editline/readline.h>
+#include <poll.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 
@@ -30,6 +34,51 @@ char* completion_generator(const char* text, int state) {
 char** complete(const char* text, int, int) {
   rl_attempted_completion_over = 1;
   return rl_completion_matches(text, completion_generator);
+}
+
+// Re-layout on resize. libedit reads keys through this function: it first
+// replays the words typed before a resize, then waits for a key or a resize.
+// A resize to a new width ends the line early (as if Enter was pressed) with
+// `g_resize_pending` set, so the loop can redraw the table and offer the
+// words again.
+volatile std::sig_atomic_t g_winch = 0;
+int g_fallback_width = 80;
+int g_laid_out_width = 80;
+bool g_resize_pending = false;
+std::string g_replay;
+size_t g_replay_pos = 0;
+
+void on_winch(int) { g_winch = 1; }
+
+int current_width() {
+  return is_terminal(stdout) ? terminal_width(stdout) : g_fallback_width;
+}
+
+int read_key(FILE* in) {
+  if (g_replay_pos < g_replay.size()) return static_cast<unsigned char>(g_replay[g_replay_pos++]);
+  const int fd = ::fileno(in);
+  while (true) {
+    if (g_winch) {
+      g_winch = 0;
+      if (current_width() != g_laid_out_width) {
+        g_resize_pending = true;
+        return '\n';
+      }
+    }
+    struct pollfd p {fd, POLLIN, 0};
+    // The timeout also catches a resize whose signal went elsewhere.
+    int r = ::poll(&p, 1, 500);
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) {
+      if (current_width() != g_laid_out_width) g_winch = 1;
+      continue;
+    }
+    unsigned char c;
+    ssize_t n = ::read(fd, &c, 1);
+    if (n == 1) return c;
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    return -1;  // end of input
+  }
 }
 
 }  // namespace
@@ -62,19 +111,41 @@ ConfirmResult confirm_loop(const Json& analysis, PlanRequest req, const Style& s
   }
   rl_attempted_completion_function = complete;
   rl_completer_word_break_characters = const_cast<char*>(" ");
+  rl_getc_function = read_key;  // before libedit initializes (using_history)
   using_history();
+  g_fallback_width = width;
+  struct sigaction sa {}, old {};
+  sa.sa_handler = on_winch;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: a resize interrupts the wait for a key
+  ::sigaction(SIGWINCH, &sa, &old);
+  auto width_now = [] {
+    g_laid_out_width = current_width();
+    return g_laid_out_width;
+  };
   auto read_line = [](const std::string& prompt, std::string& line) {
+    g_replay = line;
+    g_replay_pos = 0;
+    g_resize_pending = false;
     char* s = ::readline(prompt.c_str());
+    g_replay.clear();
+    g_replay_pos = 0;
     if (!s) {
       std::fputs("\n", stdout);
-      return false;
+      return LineStatus::kEnd;
     }
     line = s;
-    if (*s) add_history(s);
     std::free(s);
-    return true;
+    if (g_resize_pending) {
+      g_resize_pending = false;
+      return LineStatus::kResized;
+    }
+    if (!line.empty()) add_history(line.c_str());
+    return LineStatus::kLine;
   };
-  return confirm_loop_with(analysis, std::move(req), style, width, stdout, read_line);
+  ConfirmResult r = confirm_loop_with(analysis, std::move(req), style, width_now, stdout, read_line);
+  ::sigaction(SIGWINCH, &old, nullptr);
+  return r;
 }
 
 }  // namespace quarkplan::ui

@@ -40,12 +40,22 @@ inline const char* kHelp =
 
 }  // namespace detail
 
-template <typename ReadLine>
-ConfirmResult confirm_loop_with(const Json& analysis, PlanRequest req, const Style& st, int width, FILE* out, ReadLine&& read_line) {
+template <typename Width, typename ReadLine>
+ConfirmResult confirm_loop_with(const Json& analysis, PlanRequest req, const Style& st, Width&& width, FILE* out, ReadLine&& read_line) {
   ConfirmResult result;
   const std::string flow = plan_flow(analysis);
   Json previous_rows = Json::array();
+  std::set<std::string> last_changed;
   bool show = true;
+  // The table, risks, questions and conflicts of `o`, laid out for the
+  // terminal's width now (it is asked again after every resize).
+  auto render = [&](const PlanOutcome& o, const std::set<std::string>& changed) {
+    int w = width();
+    std::fputs(render_decision_table(o.decision_table, st, w, changed).c_str(), out);
+    std::fputs(render_risks(o.plan["risks"], st, w).c_str(), out);
+    std::fputs(render_questions(o.plan["open_questions"], st, w).c_str(), out);
+    std::fputs(render_conflicts(o.conflicts, st, w, /*interactive=*/true).c_str(), out);
+  };
   while (true) {
     PlanOutcome o = make_plan(analysis, req);
     if (o.status == PlanStatus::kRefused) {
@@ -58,13 +68,8 @@ ConfirmResult confirm_loop_with(const Json& analysis, PlanRequest req, const Sty
     } else {
       result.outcome = o;
       if (show) {
-        std::set<std::string> changed = previous_rows.empty() ? std::set<std::string>{} : detail::changed_rows(previous_rows, o.decision_table);
-        std::fputs(render_decision_table(o.decision_table, st, width, changed).c_str(), out);
-        std::fputs(render_risks(o.plan["risks"], st, width).c_str(), out);
-        std::fputs(render_questions(o.plan["open_questions"], st, width).c_str(), out);
-        for (const auto& c : o.conflicts)
-          std::fprintf(out, "%s %s\n  Closest viable alternative: %s. Change it, or type 'insist' to keep your choice (recorded as a high risk).\n",
-                       st.red("Conflict [" + c.rule + "]:").c_str(), c.message.c_str(), c.alternative.c_str());
+        last_changed = previous_rows.empty() ? std::set<std::string>{} : detail::changed_rows(previous_rows, o.decision_table);
+        render(o, last_changed);
         previous_rows = o.decision_table;
       }
     }
@@ -80,11 +85,26 @@ ConfirmResult confirm_loop_with(const Json& analysis, PlanRequest req, const Sty
       menu_key = "hardware";
       menu = {"mi300x", "mi325x", "mi355x", "h100", "h200", "b200", "a100", "l40s", "rtx4090", "cpu"};
     }
-    std::string line;
-    if (!menu_key.empty()) {
+    auto show_menu = [&] {
       std::fprintf(out, "%s is not known. Choose one:\n", menu_key.c_str());
       for (size_t i = 0; i < menu.size(); ++i) std::fprintf(out, "  %zu) %s\n", i + 1, menu[i].c_str());
-      if (!read_line(menu_key + " [1-" + std::to_string(menu.size()) + "]> ", line)) {
+    };
+    // Reads one answer; a terminal resized meanwhile gets the table again at
+    // its new width, and the words typed so far are kept.
+    auto ask = [&](const std::string& prompt, std::string& line) {
+      line.clear();
+      LineStatus ls;
+      while ((ls = read_line(prompt, line)) == LineStatus::kResized) {
+        std::fputs("\n", out);
+        render(result.outcome, last_changed);
+        if (!menu_key.empty()) show_menu();
+      }
+      return ls == LineStatus::kLine;
+    };
+    std::string line;
+    if (!menu_key.empty()) {
+      show_menu();
+      if (!ask(menu_key + " [1-" + std::to_string(menu.size()) + "]> ", line)) {
         result.declined = true;
         return result;
       }
@@ -106,7 +126,7 @@ ConfirmResult confirm_loop_with(const Json& analysis, PlanRequest req, const Sty
       }
       // Anything else is handled as a normal answer below.
     } else {
-      if (!read_line("Confirm this plan? Any changes? ", line)) {
+      if (!ask("Confirm this plan? Any changes? ", line)) {
         result.declined = true;
         return result;
       }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <pty.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,6 +83,15 @@ class Pty {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   const std::string& screen() const { return screen_; }
+  size_t mark() const { return mark_; }
+  // Resizes the terminal as a window manager does: the kernel then sends
+  // SIGWINCH to the program in the foreground.
+  void resize(unsigned short cols, unsigned short rows = 50) {
+    struct winsize ws {};
+    ws.ws_col = cols;
+    ws.ws_row = rows;
+    ::ioctl(fd_, TIOCSWINSZ, &ws);
+  }
 
  private:
   bool pump(int timeout_ms) {
@@ -213,6 +223,56 @@ TEST(Interactive, ColourOnATerminalUnlessNoColor) {
   EXPECT_EQ(p.screen().find("\033[3"), std::string::npos);
   p.send("no\r");
   p.wait_exit();
+}
+
+// Lines of the screen between two offsets, without carriage returns and
+// terminal escape sequences (what a person sees).
+std::vector<std::string> visible_lines(const std::string& screen, size_t from, size_t to) {
+  std::vector<std::string> out;
+  std::string line;
+  for (size_t i = from; i < to && i < screen.size(); ++i) {
+    char c = screen[i];
+    if (c == '\033') {  // CSI ... final byte
+      if (i + 1 < screen.size() && screen[i + 1] == '[') {
+        i += 2;
+        while (i < screen.size() && !(screen[i] >= '@' && screen[i] <= '~')) ++i;
+      }
+      continue;
+    }
+    if (c == '\r') continue;
+    if (c == '\n') {
+      out.push_back(line);
+      line.clear();
+      continue;
+    }
+    line += c;
+  }
+  if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+TEST(Interactive, ResizeAtThePromptLaysTheTableOutAgainAndKeepsTheTypedWords) {
+  TempDir d;
+  Pty p({"plan", testdata("hf/llama-3.1-8b").string(), "--hardware", "mi300x"}, d.path());
+  ASSERT_TRUE(p.expect(kPrompt)) << p.screen();
+  p.send("y");  // a word begun, not finished
+  ::usleep(300 * 1000);
+  p.resize(60);
+  ASSERT_TRUE(p.expect("| Decision")) << p.screen();  // the table again
+  size_t from = p.mark();
+  ASSERT_TRUE(p.expect(kPrompt)) << p.screen();
+  auto lines = visible_lines(p.screen(), from - std::string("| Decision").size(), p.mark());
+  ASSERT_GT(lines.size(), 10u);
+  for (const auto& l : lines) EXPECT_LE(l.size(), 60u) << l;
+  // Stacked at 60 columns: the rule IDs whole.
+  std::string redraw;
+  for (const auto& l : lines) redraw += l + "\n";
+  EXPECT_NE(redraw.find("[torch.exclude.template_defaults]"), std::string::npos) << redraw;
+  ASSERT_TRUE(p.expect("y")) << p.screen();  // the typed word is offered again
+  p.send("es\r");                             // ... and finished: "yes"
+  EXPECT_EQ(p.wait_exit(), 0) << p.screen();
+  EXPECT_FALSE(Json::parse(read_file(d / "quant_plan.json"))["requires_confirmation"].get<bool>());
+  // Wider again: three columns come back.
 }
 
 TEST(DecisionTableSnapshot, TorchTableAt80Columns) {

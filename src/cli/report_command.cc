@@ -1,0 +1,48 @@
+// `quarkplan report PLAN [-o FILE]` (and `plan --report FILE`): one
+// self-contained HTML page of a plan, written atomically.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/guarded.h"
+#include "common/error.h"
+#include "common/files.h"
+#include "plan/plan_file.h"
+#include "ui/report.h"
+
+namespace quarkplan {
+
+namespace {
+std::string version() { return std::string("quarkplan ") + QUARKPLAN_VERSION; }
+}  // namespace
+
+void write_plan_report(const std::string& output, const std::string& plan_path, const Json& plan, const Json& analysis,
+                       const std::string& catalog_dir) {
+  ui::ReportInput in;
+  in.plan = plan;
+  in.plan_path = plan_path;
+  in.analysis = analysis;
+  if (analysis.is_null()) in.analysis_note = "The analysis is not available, so the model facts are not shown.";
+  in.catalog_dir = catalog_dir;
+  in.tool_version = version();
+  write_file_atomic(output, ui::render_report(in));
+}
+
+int run_report_command(const ReportArgs& a) {
+  return guarded([&] {
+    LoadedPlan lp = load_plan_file(a.plan);
+    ui::ReportInput in;
+    in.plan = std::move(lp.plan);
+    in.plan_path = a.plan;
+    in.analysis = std::move(lp.analysis);
+    in.analysis_note = lp.analysis_note;
+    in.catalog_dir = a.catalog_dir;
+    in.tool_version = version();
+    std::string html = ui::render_report(in);
+    write_file_atomic(a.output, html);
+    if (!lp.analysis_note.empty()) std::fprintf(stderr, "Note: %s\n", lp.analysis_note.c_str());
+    std::printf("Wrote the report of %s to %s\n", a.plan.c_str(), a.output.c_str());
+    return kExitOk;
+  });
+}
+
+}  // namespace quarkplan

@@ -1,0 +1,40 @@
+// `quarkplan rules [ID] [--json]`: the documentation of the rules a plan
+// cites (docs/rules/<rule-id>.md, embedded at build time). An ID shows one
+// rule; a prefix such as `onnx.calibration` or `torch` shows the rules under it.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/guarded.h"
+#include "common/error.h"
+#include "common/strings.h"
+#include "plan/rule_docs.h"
+#include "plan/rules.h"
+#include "ui/rules_view.h"
+#include "ui/terminal.h"
+
+namespace quarkplan {
+
+int run_rules_command(const RulesArgs& a) {
+  return guarded([&] {
+    std::vector<RuleDoc> all = rule_docs();
+    std::vector<RuleDoc> chosen;
+    for (const auto& d : all)
+      if (a.id.empty() || d.id == a.id || d.id.rfind(a.id + ".", 0) == 0) chosen.push_back(d);
+    if (chosen.empty()) {
+      if (find_rule(a.id)) throw std::runtime_error("rule " + a.id + " has no documentation");
+      std::vector<std::string> ids;
+      for (const auto& r : rule_registry()) ids.push_back(r.id);
+      throw UsageError("there is no rule '" + a.id + "'" + did_you_mean(a.id, ids) + "; run 'quarkplan rules' to see them all.");
+    }
+    if (a.json) {
+      std::fputs(dump_json(ui::rule_docs_json(chosen)).c_str(), stdout);
+      return kExitOk;
+    }
+    ui::Style st{ui::use_color(stdout)};
+    int width = ui::terminal_width(stdout);
+    std::fputs((chosen.size() == 1 ? ui::render_rule_doc(chosen[0], st, width) : ui::render_rule_docs(chosen, st, width)).c_str(), stdout);
+    return kExitOk;
+  });
+}
+
+}  // namespace quarkplan

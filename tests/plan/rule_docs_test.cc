@@ -1,0 +1,383 @@
+// Rule documentation (docs/rules/<rule-id>.md): every registered rule has a
+// well-formed file and every file names a registered rule; and every file's
+// example is run — the command must work on the real inputs it names and the
+// plan must say what the documentation quotes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "intake/onnx_builder.h"
+#include "plan/rule_docs.h"
+#include "plan/rules.h"
+#include "support/test_support.h"
+
+using namespace qp_test;
+using quarkplan::Json;
+
+namespace {
+
+// ---- Inputs the examples use that no npm package or Hugging Face config
+// provides (a partial analysis, an attention-only graph, real weights with an
+// outlier). They are committed under tests/data/docs and built here, so the
+// test fails when a committed file is not what its builder makes.
+
+std::string tiny_attention() {
+  OnnxBuilder b(17, 8, "quarkplan-docs");
+  b.input("x", onnx::TensorProto::FLOAT, {"1", "16", "32"});
+  for (const char* w : {"wq", "wk", "wv", "wo"}) b.init(w, onnx::TensorProto::FLOAT, {32, 32});
+  b.init("w1", onnx::TensorProto::FLOAT, {32, 64});
+  b.init("w2", onnx::TensorProto::FLOAT, {64, 32});
+  b.node("MatMul", "/attn/q_proj", {"x", "wq"}, {"q"});
+  b.node("MatMul", "/attn/k_proj", {"x", "wk"}, {"k"});
+  b.node("MatMul", "/attn/v_proj", {"x", "wv"}, {"v"});
+  b.node("Transpose", "/attn/k_t", {"k"}, {"kt"});
+  b.node("MatMul", "/attn/scores", {"q", "kt"}, {"s"});
+  b.node("Softmax", "/attn/softmax", {"s"}, {"p"});
+  b.node("MatMul", "/attn/context", {"p", "v"}, {"c"});
+  b.node("MatMul", "/attn/o_proj", {"c", "wo"}, {"o"});
+  b.node("Add", "/attn/residual", {"o", "x"}, {"r"});
+  b.node("MatMul", "/mlp/up", {"r", "w1"}, {"h"});
+  b.node("Relu", "/mlp/act", {"h"}, {"g"});
+  b.node("MatMul", "/mlp/down", {"g", "w2"}, {"m"});
+  b.node("Add", "/mlp/residual", {"m", "r"}, {"y"});
+  b.output("y", onnx::TensorProto::FLOAT, {"1", "16", "32"});
+  return b.bytes();
+}
+
+std::string missing_external_data() {
+  OnnxBuilder b(17, 8, "quarkplan-docs");
+  b.input("x", onnx::TensorProto::FLOAT, {"1", "16"});
+  auto* t = b.graph->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(16);
+  t->add_dims(16);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  for (auto [k, v] : {std::pair<const char*, const char*>{"location", "weights.bin"}, {"offset", "0"}, {"length", "1024"}}) {
+    auto* e = t->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  }
+  b.node("MatMul", "mm", {"x", "w"}, {"y"});
+  b.output("y", onnx::TensorProto::FLOAT, {"1", "16"});
+  return b.bytes();
+}
+
+std::string bf16(const std::vector<float>& v) {
+  std::string s;
+  for (float f : v) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    uint16_t h = static_cast<uint16_t>(bits >> 16);
+    s.append(reinterpret_cast<const char*>(&h), 2);
+  }
+  return s;
+}
+
+// Deterministic bell-shaped weights (a sum of three uniforms).
+std::vector<float> weights(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t x = seed;
+  for (auto& f : v) {
+    float acc = 0;
+    for (int k = 0; k < 3; ++k) {
+      x = x * 1664525u + 1013904223u;
+      acc += static_cast<float>(x >> 8) / 16777216.0f - 0.5f;
+    }
+    f = acc * 0.04f;
+  }
+  return v;
+}
+
+const char* kTinyLlamaConfig = R"({
+  "architectures": ["LlamaForCausalLM"],
+  "model_type": "llama",
+  "hidden_size": 32,
+  "intermediate_size": 128,
+  "num_hidden_layers": 1,
+  "num_attention_heads": 4,
+  "num_key_value_heads": 4,
+  "head_dim": 8,
+  "vocab_size": 32,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.45.0"
+}
+)";
+
+std::string tiny_llama_safetensors() {
+  struct T {
+    std::string name;
+    uint64_t rows, cols;
+  };
+  std::vector<T> ts = {{"lm_head.weight", 32, 32},
+                       {"model.embed_tokens.weight", 32, 32},
+                       {"model.layers.0.mlp.down_proj.weight", 32, 128},
+                       {"model.layers.0.mlp.gate_proj.weight", 128, 32},
+                       {"model.layers.0.mlp.up_proj.weight", 128, 32},
+                       {"model.layers.0.self_attn.k_proj.weight", 32, 32},
+                       {"model.layers.0.self_attn.o_proj.weight", 32, 32},
+                       {"model.layers.0.self_attn.q_proj.weight", 32, 32},
+                       {"model.layers.0.self_attn.v_proj.weight", 32, 32}};
+  std::string header = "{", data;
+  uint32_t seed = 1;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    auto v = weights(ts[i].rows * ts[i].cols, seed++);
+    if (ts[i].name == "model.layers.0.mlp.down_proj.weight") v[77] = 9.0f;  // one extreme outlier
+    std::string bytes = bf16(v);
+    header += (i ? "," : "") + std::string("\"") + ts[i].name + "\":{\"dtype\":\"BF16\",\"shape\":[" + std::to_string(ts[i].rows) + "," +
+              std::to_string(ts[i].cols) + "],\"data_offsets\":[" + std::to_string(data.size()) + "," + std::to_string(data.size() + bytes.size()) + "]}";
+    data += bytes;
+  }
+  header += "}";
+  while (header.size() % 8) header += ' ';
+  std::string len(8, '\0');
+  for (int i = 0; i < 8; ++i) len[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return len + header + data;
+}
+
+// One shard of two: the second was never downloaded.
+std::string first_shard() {
+  std::string header = R"({"model.embed_tokens.weight":{"dtype":"BF16","shape":[4,4],"data_offsets":[0,32]}})";
+  while (header.size() % 8) header += ' ';
+  std::string len(8, '\0');
+  for (int i = 0; i < 8; ++i) len[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return len + header + bf16(weights(16, 7));
+}
+
+const char* kMissingShardIndex = R"({
+  "metadata": {"total_size": 2471645184},
+  "weight_map": {
+    "lm_head.weight": "model-00002-of-00002.safetensors",
+    "model.embed_tokens.weight": "model-00001-of-00002.safetensors",
+    "model.norm.weight": "model-00002-of-00002.safetensors"
+  }
+}
+)";
+
+std::vector<std::pair<std::string, std::string>> fixtures() {
+  return {{"tiny_attention.onnx", tiny_attention()},
+          {"missing_external_data.onnx", missing_external_data()},
+          {"tiny-llama-outliers/config.json", kTinyLlamaConfig},
+          {"tiny-llama-outliers/model.safetensors", tiny_llama_safetensors()},
+          {"tiny-llama-outliers/tokenizer.json", "{}\n"},
+          {"llama-missing-shards/config.json", read_file(testdata("hf/llama-3.2-1b-instruct/config.json"))},
+          {"llama-missing-shards/model.safetensors.index.json", kMissingShardIndex},
+          {"llama-missing-shards/model-00001-of-00002.safetensors", first_shard()}};
+}
+
+// ---- Running an example.
+
+// Splits a shell command line into words: quotes, backslashes, and `~/` at the
+// start of a word (the model cache of scripts/fetch_models.sh).
+std::vector<std::string> shell_words(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool in_word = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (c == ' ' || c == '\t') {
+      if (in_word) out.push_back(cur), cur.clear(), in_word = false;
+      continue;
+    }
+    if (!in_word && c == '~' && i + 1 < line.size() && line[i + 1] == '/') {
+      cur = std::getenv("HOME") ? std::getenv("HOME") : "";
+      in_word = true;
+      continue;
+    }
+    in_word = true;
+    if (c == '\'') {
+      size_t end = line.find('\'', i + 1);
+      cur += line.substr(i + 1, end - i - 1);
+      i = end;
+    } else if (c == '"') {
+      for (++i; i < line.size() && line[i] != '"'; ++i) {
+        if (line[i] == '\\' && i + 1 < line.size()) ++i;
+        cur += line[i];
+      }
+    } else if (c == '\\' && i + 1 < line.size()) {
+      cur += line[++i];
+    } else {
+      cur += c;
+    }
+  }
+  if (in_word) out.push_back(cur);
+  return out;
+}
+
+std::string squash(const std::string& s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+struct Example {
+  std::vector<std::string> commands;  // lines of the ```sh block
+  std::vector<std::string> quotes;    // "> " lines: what the plan says
+};
+
+Example parse_example(const std::string& md) {
+  Example ex;
+  bool in_code = false;
+  std::string quote;
+  auto flush = [&] {
+    if (!quote.empty()) ex.quotes.push_back(squash(quote));
+    quote.clear();
+  };
+  size_t start = 0;
+  while (start < md.size()) {
+    size_t nl = md.find('\n', start);
+    std::string l = md.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    start = nl == std::string::npos ? md.size() : nl + 1;
+    if (l.rfind("```", 0) == 0) {
+      in_code = !in_code;
+      continue;
+    }
+    if (in_code) {
+      if (l.rfind("quarkplan ", 0) == 0) ex.commands.push_back(l);
+      continue;
+    }
+    if (l.rfind(">", 0) == 0) quote += " " + l.substr(1);
+    else flush();
+  }
+  flush();
+  return ex;
+}
+
+}  // namespace
+
+TEST(RuleDocs, EveryRegisteredRuleHasDocumentationAndEveryFileARule) {
+  auto problems = quarkplan::rule_doc_problems();
+  for (const auto& p : problems) ADD_FAILURE() << p;
+  EXPECT_EQ(quarkplan::rule_docs().size(), quarkplan::rule_registry().size());
+  // The files on disk are the ones embedded in this build (no stale build).
+  std::vector<std::pair<std::string, std::string>> on_disk;
+  for (const auto& f : fs::directory_iterator(source_dir() / "docs" / "rules"))
+    if (f.path().extension() == ".md") on_disk.emplace_back("docs/rules/" + f.path().filename().string(), read_file(f.path()));
+  for (const auto& p : quarkplan::rule_doc_problems(on_disk)) ADD_FAILURE() << p;
+  for (const auto& [path, md] : on_disk) {
+    auto d = quarkplan::rule_doc(path.substr(11, path.size() - 14));
+    ASSERT_TRUE(d) << path;
+    EXPECT_EQ(d->markdown, md) << path << " changed since this build: rebuild";
+  }
+}
+
+TEST(RuleDocs, MalformedFilesAreReported) {
+  const std::string good =
+      "# onnx.npu_cnn.pof2_calibration\nHard gate: NPU CNN needs power-of-two calibration\n\n## Decides\nx\n## Fires when\ny\n## Follows\nz\n## Example\nw\n";
+  std::vector<std::string> p;
+  auto d = quarkplan::parse_rule_doc(good, "a.md", p);
+  EXPECT_TRUE(p.empty()) << p.front();
+  EXPECT_EQ(d.flow, "onnx");
+  EXPECT_EQ(d.decides, "x");
+  EXPECT_EQ(d.example, "w");
+  auto problems_of = [](const std::string& md) {
+    std::vector<std::string> p;
+    quarkplan::parse_rule_doc(md, "f.md", p);
+    std::string all;
+    for (const auto& x : p) all += x + "\n";
+    return all;
+  };
+  EXPECT_NE(problems_of("no title\n").find("first line"), std::string::npos);
+  std::string no_follows = good;
+  no_follows.erase(no_follows.find("## Follows"), std::strlen("## Follows\nz\n"));
+  EXPECT_NE(problems_of(no_follows).find("'## Follows' is missing"), std::string::npos);
+  std::string swapped = good;
+  swapped.replace(swapped.find("## Decides"), 10, "## Decided");
+  EXPECT_NE(problems_of(swapped).find("out of place"), std::string::npos);
+  std::string other_purpose = good;
+  other_purpose.replace(other_purpose.find("Hard gate"), 9, "Soft gate");
+  EXPECT_NE(problems_of(other_purpose).find("differs from the registry"), std::string::npos);
+  std::string empty = good;
+  empty.replace(empty.find("\ny\n"), 3, "\n\n");
+  EXPECT_NE(problems_of(empty).find("'## Fires when' is empty"), std::string::npos);
+  // The set as a whole: a file for no rule, a file under another name, a rule without a file.
+  std::string stray = good;
+  stray.replace(2, std::strlen("onnx.npu_cnn.pof2_calibration"), "onnx.no_such.rule");
+  auto set = quarkplan::rule_doc_problems({{"docs/rules/onnx.no_such.rule.md", stray}, {"docs/rules/wrong_name.md", good}});
+  std::string all;
+  for (const auto& x : set) all += x + "\n";
+  EXPECT_NE(all.find("'onnx.no_such.rule', which is not a registered rule"), std::string::npos) << all;
+  EXPECT_NE(all.find("the file name must be the rule ID"), std::string::npos) << all;
+  EXPECT_NE(all.find("rule torch.device.strategy has no documentation"), std::string::npos) << all;
+}
+
+TEST(RuleDocs, ExampleInputsAreWhatTheirBuildersMake) {
+  for (const auto& [name, bytes] : fixtures()) {
+    fs::path p = testdata("docs/" + name);
+    if (std::getenv("UPDATE_SNAPSHOTS")) write_file(p, bytes);
+    ASSERT_TRUE(fs::exists(p)) << p << " is missing; rerun with UPDATE_SNAPSHOTS=1";
+    EXPECT_EQ(read_file(p), bytes) << p << " differs from its builder; rerun with UPDATE_SNAPSHOTS=1 if intended";
+  }
+}
+
+// Every example runs on the inputs it names (from the repository or the npm
+// model cache) and the plan says what the documentation quotes.
+TEST(RuleDocs, ExamplesRunAndThePlanSaysWhatTheDocumentationQuotes) {
+  for (const auto& d : quarkplan::rule_docs()) {
+    SCOPED_TRACE(d.id);
+    Example ex = parse_example(d.example);
+    ASSERT_FALSE(ex.commands.empty()) << "the example has no quarkplan command in a ```sh block";
+    ASSERT_FALSE(ex.quotes.empty()) << "the example quotes nothing the plan says (> lines)";
+    std::string said;
+    bool cited = false;
+    int last_exit = -1;
+    for (const auto& cmd : ex.commands) {
+      TempDir out;
+      std::vector<std::string> args = shell_words(cmd);
+      args.erase(args.begin());  // "quarkplan"
+      // The docs name the default model cache; the tests may use another.
+      const std::string home_cache = std::string(std::getenv("HOME") ? std::getenv("HOME") : "") + "/.cache/quarkplan/models";
+      for (auto& a : args)
+        if (a.rfind(home_cache, 0) == 0) a = model_cache().string() + a.substr(home_cache.size());
+      for (const auto& a : args) {
+        if (a.rfind(model_cache().string(), 0) == 0) {
+          ASSERT_TRUE(fs::exists(a)) << a << " is missing: run scripts/fetch_models.sh";
+        }
+      }
+      if (args[0] == "plan") args.insert(args.end(), {"-o", (out / "quant_plan.json").string()});
+      // Relative paths in the docs are relative to the repository root.
+      RunResult r = run_quarkplan(args, source_dir());
+      last_exit = r.exit_code;
+      EXPECT_NE(r.exit_code, 1) << cmd << "\n" << r.err;
+      said += r.out + "\n" + r.err + "\n";
+      cited = cited || r.err.find("[" + d.id + "]") != std::string::npos;
+      for (const char* f : {"quant_plan.json", "quant_plan.draft.json"}) {
+        if (!fs::exists(out / f)) continue;
+        Json p = Json::parse(read_file(out / f));
+        for (auto& [k, v] : p["reasons"].items()) {
+          said += v.get<std::string>() + "\n";
+          cited = cited || v.get<std::string>().find("[" + d.id + "]") != std::string::npos;
+        }
+        for (const auto& risk : p["risks"]) {
+          said += risk["message"].get<std::string>() + "\n" + risk.value("recovery_hint", "") + "\n";
+          cited = cited || risk["rule"] == d.id;
+        }
+        // Open questions carry no rule ID: a quoted question stands for it.
+        for (const auto& q : p["open_questions"]) {
+          said += q.get<std::string>() + "\n";
+          for (const auto& quote : ex.quotes) cited = cited || squash(q.get<std::string>()).find(quote) != std::string::npos;
+        }
+      }
+    }
+    std::string text = squash(said);
+    for (const auto& q : ex.quotes) EXPECT_NE(text.find(q), std::string::npos) << "the plan does not say: " << q << "\n--- it says:\n" << said;
+    // A plan that was written names the rule; a refusal or an input error
+    // (exit 2/4) says what is wrong, which the quotes check.
+    if (last_exit == 0 || last_exit == 3) {
+      EXPECT_TRUE(cited) << "the example's plan does not cite " << d.id;
+    }
+  }
+}
