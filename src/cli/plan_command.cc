@@ -17,6 +17,7 @@
 #include "plan/session.h"
 #include "ui/confirm.h"
 #include "ui/decision_table.h"
+#include "ui/progress.h"
 #include "ui/terminal.h"
 
 namespace fs = std::filesystem;
@@ -123,7 +124,11 @@ int run_plan_command(const PlanArgs& a) {
       req.target_source = ctx.target_source;
     }
     if (!ir.model.empty()) {
+      ui::ProgressBar bar(stderr, ui::progress_enabled(stderr, a.json));
+      ctx.progress = bar.callback();
       analysis = run_intake(ir, ctx);
+      bar.finish();
+      ctx.progress = nullptr;
       analysis_path = (plan_dir / "model_analysis.json").string();
     } else {
       analysis = read_validated(a.analysis, "model_analysis");

@@ -2,6 +2,8 @@
 // ObjectFile): onnx (OnnxModelReader), Hugging Face directories (HfModelReader).
 // A reader turns what it finds into the model_analysis.json document.
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +21,9 @@ struct IntakeContext {
   std::optional<bool> custom_ops_compile_ok;  // from onnx_install_result.json
   bool trust_remote_code = false;             // user approved running repository code
   bool weight_stats = false;
+  unsigned weight_stats_threads = 0;  // 0: every core
+  // Progress of long steps (the --weight-stats scan), called on the calling thread.
+  std::function<void(const std::string& stage, uint64_t done, uint64_t total)> progress;
   const Catalog* catalog = nullptr;
 };
 
