@@ -119,6 +119,7 @@ int run_plan_command(const PlanArgs& a) {
     IntakeRequest ir = a.intake;
     IntakeContext ctx = resolve_intake_context(ir);
     req.custom_ops_compile_ok = ctx.custom_ops_compile_ok;
+    req.available_providers = ctx.available_providers;
     if (req.target.empty() && !ctx.deployment_target.empty()) {
       req.target = ctx.deployment_target;
       req.target_source = ctx.target_source;

@@ -3,6 +3,7 @@
 #include "catalog/artifacts.h"
 #include "catalog/catalog.h"
 #include "common/error.h"
+#include "common/json.h"
 
 namespace quarkplan {
 
@@ -39,6 +40,8 @@ IntakeContext resolve_intake_context(const IntakeRequest& req) {
       ctx.custom_ops_compile_ok = r["verification"]["custom_ops_compile_ok"].get<bool>();
     else if (r["status"] == "failed")
       ctx.custom_ops_compile_ok = false;
+    if (r.contains("verification") && r["verification"].contains("available_providers") && r["verification"]["available_providers"].is_array())
+      ctx.available_providers = string_list(r["verification"]["available_providers"]);
   }
   return ctx;
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/json.h"
 
@@ -19,6 +20,7 @@ struct IntakeContext {
   std::string deployment_target;  // --target or session constraints; "" when unknown
   std::string target_source;      // "--target", "session_context", or ""
   std::optional<bool> custom_ops_compile_ok;  // from onnx_install_result.json
+  std::optional<std::vector<std::string>> available_providers;  // onnx_install_result.json verification.available_providers
   bool trust_remote_code = false;             // user approved running repository code
   bool weight_stats = false;
   unsigned weight_stats_threads = 0;  // 0: every core

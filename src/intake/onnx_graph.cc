@@ -78,7 +78,10 @@ GraphFacts analyze_graph(const Facts& f, const std::map<std::string, std::vector
           ++w.weighted_nodes_in_subgraphs;
           w.weight_params_in_subgraphs += params;
         }
-        if (two_d) ++w.weighted_2d_nodes;
+        if (two_d) {
+          ++w.weighted_2d_nodes;
+          w.weight_params_2d += params;
+        }
       }
     }
     if (n.op_type.find("Attention") != std::string::npos) ++g.attention_blocks;
@@ -98,7 +101,7 @@ GraphFacts analyze_graph(const Facts& f, const std::map<std::string, std::vector
           }
           if (score_passthrough(m.op_type))
             for (const auto& in : m.inputs)
-              if (!in.empty() && const_of(in) < 0) next.push_back(in);
+              if (!in.empty() && next.size() < 16 && const_of(in) < 0) next.push_back(in);
         }
         frontier = std::move(next);
       }

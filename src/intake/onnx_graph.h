@@ -17,6 +17,7 @@ struct OpWeights {
   uint64_t weighted_nodes = 0, weighted_nodes_in_subgraphs = 0;  // with a constant weight input
   uint64_t weight_params = 0, weight_params_in_subgraphs = 0;
   uint64_t weighted_2d_nodes = 0;  // whose weight is a 2-D constant (MatMulNBits rewrites only these)
+  uint64_t weight_params_2d = 0;
 };
 
 // A constant weight feeding a weighted op: what --weight-stats scans.

@@ -435,6 +435,7 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
                          {"weighted_nodes", w.weighted_nodes},
                          {"weighted_nodes_in_subgraphs", w.weighted_nodes_in_subgraphs},
                          {"weighted_2d_nodes", w.weighted_2d_nodes},
+                         {"weight_params_2d", w.weight_params_2d},
                          {"weight_params", w.weight_params},
                          {"weight_params_in_subgraphs", w.weight_params_in_subgraphs}};
     if (op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul") quantizable_params += w.weight_params;
