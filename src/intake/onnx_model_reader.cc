@@ -406,10 +406,11 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
   // Preset candidates: target x architecture, filtered by the target's gate and
   // by custom-op availability (block formats need the Quark custom-ops library).
   Json candidates = Json::array();
-  if (arch != "unknown") {
+  std::string arch_key = detail == "mlp" ? "mlp" : arch;  // an MLP plans with the presets for any architecture
+  if (arch_key != "unknown") {
     std::string tkey = target.empty() ? "unknown" : target;
     bool suppressed = false;
-    for (const auto& name : cat.onnx_preset_candidates(tkey, arch)) {
+    for (const auto& name : cat.onnx_preset_candidates(tkey, arch_key)) {
       const Json* p = cat.onnx_preset(name);
       if (!p) continue;
       if (!target.empty() && !cat.preset_allowed_on(*p, target)) continue;

@@ -208,7 +208,7 @@ Json scan_weight_tensors(const std::vector<WeightTensor>& tensors, const ScanOpt
     Chunk& c = chunks[k];
     const WeightTensor& t = tensors[c.tensor];
     size_t width = width_of(t.dtype);
-    with_loader(t.dtype, [&](auto load) { pass1(t.data.data(), c.start, c.end, width, c.sums, c.block_max, load, true); });
+    with_loader(t.dtype, [&](auto load) { pass1(t.data.data(), c.start, c.end, width, c.sums, c.block_max, load, opt.release_pages); });
     done += (c.end - c.start) * width;
   }, tick);
   // Fold the chunks of each tensor, then recount the tails.

@@ -46,6 +46,9 @@ struct ScanOptions {
   ScanProgress progress;
   size_t top = 20;
   double outlier_max_over_std = 50;  // a module whose max |w| / std exceeds this is an outlier module
+  // Hand the pages read back to the kernel as the scan goes. Only for views
+  // into a file-backed memory map: on other memory MADV_DONTNEED zeroes it.
+  bool release_pages = true;
 };
 
 // Scans `tensors` on `threads` workers; returns {scanned_bytes, tensors,

@@ -25,13 +25,16 @@ std::vector<FixedShape> parse_fix_shapes(const std::string& text) {
       if (semi == std::string::npos && !out.empty()) break;  // a trailing ';'
       throw std::invalid_argument("FixShapes has an empty entry (expected name:[d0,d1,...] separated by ';')");
     }
-    // Names may hold ':' (e.g. onnx::Flatten_0): the shape starts at the last ":[".
-    size_t colon = entry.rfind(":[");
-    if (colon == std::string::npos || colon == 0 || entry.back() != ']')
+    // Names may hold ':' (e.g. onnx::Flatten_0): the shape starts at the '['
+    // after the last ':'.
+    size_t open = entry.rfind('[');
+    size_t colon = open == std::string::npos ? std::string::npos : entry.rfind(':', open);
+    if (colon == std::string::npos || entry.back() != ']' || !trim(entry.substr(colon + 1, open - colon - 1)).empty() ||
+        trim(entry.substr(0, colon)).empty())
       throw std::invalid_argument("FixShapes entry '" + entry + "' is not name:[d0,d1,...]");
     FixedShape fs;
     fs.name = trim(entry.substr(0, colon));
-    std::string dims = entry.substr(colon + 2, entry.size() - colon - 3);
+    std::string dims = entry.substr(open + 1, entry.size() - open - 2);
     size_t p = 0;
     if (!trim(dims).empty()) {
       while (p <= dims.size()) {
