@@ -99,7 +99,6 @@ Json quantized_forms(const Json& catalog_forms, const std::set<std::string>& ops
 // Constant nodes, external data; FP32/FP16/BF16), streamed from the maps.
 Json onnx_weight_stats(const onnx::Facts& f, const onnx::GraphFacts& gf, const MappedFile& map,
                        const std::map<std::string, fs::path>& ext_paths, const IntakeContext& ctx, const std::string& file) {
-  std::map<std::string, std::unique_ptr<MappedFile>> ext_maps;
   std::vector<WeightTensor> tensors;
   uint64_t skipped = 0;
   for (const auto& use : gf.weight_uses) {
@@ -107,9 +106,11 @@ Json onnx_weight_stats(const onnx::Facts& f, const onnx::GraphFacts& gf, const M
     const char* dtype = t.dtype == 1 ? "F32" : t.dtype == 10 ? "F16" : t.dtype == 16 ? "BF16" : nullptr;
     if (!dtype || t.numel == 0) continue;
     uint64_t need = t.numel * (t.dtype == 1 ? 4 : 2);
-    std::string_view bytes;
+    std::string path;
+    uint64_t size = 0;
     if (t.where == onnx::DataWhere::kInline) {
-      bytes = map.bytes();
+      path = fs::absolute(file).string();
+      size = map.size();
     } else if (t.where == onnx::DataWhere::kExternal) {
       auto p = ext_paths.find(t.location);
       std::error_code ec;
@@ -117,18 +118,17 @@ Json onnx_weight_stats(const onnx::Facts& f, const onnx::GraphFacts& gf, const M
         ++skipped;  // missing external data is already a risk of its own
         continue;
       }
-      auto& m = ext_maps[t.location];
-      if (!m) m = std::make_unique<MappedFile>(p->second.string());
-      bytes = m->bytes();
+      path = p->second.string();
+      size = fs::file_size(p->second, ec);
     } else {
       ++skipped;  // FP16 values held as int32_data varints: rare, not streamed
       continue;
     }
-    if (t.length < need || t.offset > bytes.size() || bytes.size() - t.offset < need)
+    if (t.length < need || t.offset > size || size - t.offset < need)
       throw InputError(file, "weight '" + t.name + "' needs " + std::to_string(need) + " bytes of data but its data field holds " +
                                  std::to_string(t.length) + " (or lies past the end of its file)");
     const onnx::NodeRef& n = f.nodes[use.node];
-    tensors.push_back({n.name.empty() ? n.op_type + "(" + t.name + ")" : n.name, t.name, n.op_type, bytes.substr(t.offset, need), dtype});
+    tensors.push_back({n.name.empty() ? n.op_type + "(" + t.name + ")" : n.name, t.name, n.op_type, {}, dtype, path, t.offset, need});
   }
   ScanOptions opt;
   opt.threads = ctx.weight_stats_threads;

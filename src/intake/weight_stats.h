@@ -1,9 +1,10 @@
 // --weight-stats: an opt-in streaming scan of the weights a quantizer would
 // touch — the Linear weights of a safetensors checkpoint, or the constant
 // weights of an ONNX model's Conv/Gemm/MatMul (initializers, Constant nodes,
-// external data). Each tensor is read once, straight from the memory map, and
-// its pages are released right after (peak memory stays flat whatever the
-// model size). Large tensors are cut into chunks so every core is busy.
+// external data). Each tensor is read once with pread into a 64 KiB buffer per
+// thread (peak memory stays flat whatever the model size; no page faults or
+// page-table locks shared between threads). Large tensors are cut into chunks
+// so every core is busy.
 // Per module: max |w|, mean, standard deviation, and the share of weights
 // beyond 6 sigma (recounted exactly, only in the blocks that reach it).
 #pragma once
@@ -29,13 +30,19 @@ struct TensorStats {
 // every 16 MiB (file-backed map), so a multi-GB embedding never sits in memory.
 bool tensor_stats(std::string_view data, std::string_view dtype, TensorStats& out, bool release = false);
 
-// One weight to scan: its bytes (a view into a memory map) and where it sits.
+// One weight to scan: `length` bytes at `offset` of `file` (read with pread
+// into a small per-thread buffer: no page faults, no page-table contention
+// between threads, memory bounded by the buffers), or, when `file` is empty,
+// the bytes of `data`.
 struct WeightTensor {
   std::string module;   // layer: Linear module (safetensors) or consuming node (ONNX)
   std::string tensor;   // tensor name
   std::string op_type;  // ONNX op type, "" for safetensors
   std::string_view data;
   std::string dtype;    // "F32" | "F16" | "BF16"
+  std::string file;
+  uint64_t offset = 0, length = 0;
+  uint64_t size() const { return file.empty() ? data.size() : length; }
 };
 
 // Called on the calling thread about every 100 ms while a scan runs.
@@ -46,9 +53,6 @@ struct ScanOptions {
   ScanProgress progress;
   size_t top = 20;
   double outlier_max_over_std = 50;  // a module whose max |w| / std exceeds this is an outlier module
-  // Hand the pages read back to the kernel as the scan goes. Only for views
-  // into a file-backed memory map: on other memory MADV_DONTNEED zeroes it.
-  bool release_pages = true;
 };
 
 // Scans `tensors` on `threads` workers; returns {scanned_bytes, tensors,

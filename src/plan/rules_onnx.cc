@@ -884,7 +884,10 @@ void execution_providers(PlanState& s) {
     auto present = [&](const std::string& ep) { return std::count(have.begin(), have.end(), ep) > 0; };
     Json usable = Json::array();
     std::vector<std::string> missing;
-    for (const auto& ep : eps) (present(ep) ? usable.push_back(ep) : missing.push_back(ep), void());
+    for (const auto& ep : eps) {
+      if (present(ep)) usable.push_back(ep);
+      else missing.push_back(ep.get<std::string>());
+    }
     if (!missing.empty() && !chosen) {
       eps = usable.empty() ? Json::array({"CPUExecutionProvider"}) : usable;
       why += "; " + join(missing) + " missing from this onnxruntime (onnx_install_result.json), so calibration runs on " + join(string_list(eps));

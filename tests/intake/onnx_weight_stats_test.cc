@@ -152,7 +152,6 @@ TEST(OnnxWeightStats, ChunkedScanMatchesOnePass) {
   for (unsigned threads : {1u, 2u}) {
     quarkplan::ScanOptions opt;
     opt.threads = threads;
-    opt.release_pages = false;  // heap memory, not a file map
     uint64_t last = 0, calls = 0;
     opt.progress = [&](uint64_t done, uint64_t total) {
       EXPECT_LE(done, total);
@@ -160,7 +159,13 @@ TEST(OnnxWeightStats, ChunkedScanMatchesOnePass) {
       last = done;
       ++calls;
     };
-    Json ws = quarkplan::scan_weight_tensors({{"big", "big.weight", "MatMul", bytes, "F32"}}, opt);
+    quarkplan::WeightTensor t;
+    t.module = "big";
+    t.tensor = "big.weight";
+    t.op_type = "MatMul";
+    t.data = bytes;
+    t.dtype = "F32";
+    Json ws = quarkplan::scan_weight_tensors({t}, opt);
     EXPECT_EQ(ws["threads"], threads);
     const Json& m = ws["top_modules"][0];
     EXPECT_NEAR(m["max_abs"].get<double>(), single.max_abs, 1e-9);
