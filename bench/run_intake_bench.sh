@@ -61,8 +61,10 @@ for m in weights-1g weights-onnx-1g; do
       rates+=("$(QUARKPLAN_SCAN_THREADS=$threads "$build/quarkplan" intake "$input" --weight-stats --json -o "$tmp/w.json" 2>/dev/null |
                  grep -m1 '"gb_per_second"' | sed 's/.*: *//; s/,.*//')")
     done
-    peak=$( { QUARKPLAN_SCAN_THREADS=$threads /usr/bin/time -f "%M" "$build/quarkplan" intake "$input" --weight-stats -o "$tmp/w.json" >/dev/null; } 2>&1 | tail -n 1)
-    printf 'weight-stats %-16s %d thread(s): %s GB/s (3 runs), peak RSS %s KB\n' "$m" "$threads" "${rates[*]}" "$peak"
+    # CPU seconds (user + sys) per run give the per-core rate even on a shared machine.
+    read -r peak cpu < <( { QUARKPLAN_SCAN_THREADS=$threads /usr/bin/time -f "%M %U %S" "$build/quarkplan" intake "$input" --weight-stats -o "$tmp/w.json" >/dev/null; } 2>&1 |
+                          tail -n 1 | awk '{print $1, $2 + $3}')
+    printf 'weight-stats %-16s %d thread(s): %s GB/s wall (3 runs), %s CPU-s for the whole intake, peak RSS %s KB\n' "$m" "$threads" "${rates[*]}" "$cpu" "$peak"
   done
 done
 echo "(times: median wall seconds, hyperfine when installed, else /usr/bin/time; peak: max RSS over the runs)"
