@@ -324,7 +324,11 @@ Json scan_weight_tensors(const std::vector<WeightTensor>& tensors, const ScanOpt
     fill(all[i], sums[i]);
     scanned.push_back(i);
   }
-  auto ratio = [&](size_t i) { return all[i].stddev > 0 ? all[i].max_abs / all[i].stddev : 0.0; };
+  // inf/NaN weights rank first (and print as null): a tensor holding them is the worst case.
+  auto ratio = [&](size_t i) {
+    if (!std::isfinite(all[i].max_abs) || !std::isfinite(all[i].stddev)) return HUGE_VAL;
+    return all[i].stddev > 0 ? all[i].max_abs / all[i].stddev : 0.0;
+  };
   std::stable_sort(scanned.begin(), scanned.end(), [&](size_t a, size_t b) { return ratio(a) > ratio(b); });
   Json mods = Json::array(), outliers = Json::array();
   for (size_t k = 0; k < scanned.size() && k < opt.top; ++k) {

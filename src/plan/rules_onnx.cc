@@ -624,6 +624,7 @@ void outlier_percentile(PlanState& s) {
   const Json* ws = weight_stats_of(s);
   if (!ws || (*ws)["outlier_modules"].empty()) return;
   const Json& top = (*ws)["top_modules"][0];
+  if (!(*ws)["outlier_max_over_std"].is_number()) return;
   s.plan["calibration"]["method"] = "Percentile";
   s.reason("calibration.method", "onnx.calibration.outlier_percentile",
            "Quark's planning guide, step 4: Percentile for outlier-heavy transformers (--weight-stats: " +
@@ -661,7 +662,9 @@ void exclude_outlier_layers(PlanState& s) {
   size_t cap = std::max<size_t>(1, static_cast<size_t>(static_cast<double>(w.main_nodes + w.sub_nodes) * pol["max_excluded_share"].get<double>()));
   std::vector<std::string> picked, shown;
   for (const auto& m : (*ws)["top_modules"]) {
-    if (m["max_over_std"].get<double>() <= limit || !m.contains("op_type") || !known.count(m["module"])) continue;
+    // null: the weights hold inf or NaN (JSON has no number for them) — always risky.
+    bool non_finite = !m["max_over_std"].is_number();
+    if ((!non_finite && m["max_over_std"].get<double>() <= limit) || !m.contains("op_type") || !known.count(m["module"])) continue;
     if (picked.size() == cap) break;
     picked.push_back(m["module"]);
     shown.push_back(m["module"].get<std::string>() + " (" + m["max_over_std"].dump() + " sigma)");

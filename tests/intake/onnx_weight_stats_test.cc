@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "intake/intake.h"
 #include "intake/onnx_builder.h"
@@ -215,4 +216,26 @@ TEST(OnnxWeightStats, SafetensorsScanUsesEveryCoreWithTheSameResult) {
   EXPECT_EQ(a["top_modules"], b["top_modules"]);
   EXPECT_EQ(b["threads"], 2);
   EXPECT_EQ(a["top_modules"][0]["module"], "model.layers.0.mlp.down_proj");
+}
+
+// Weights holding inf or NaN: a clear finding (null statistics, ranked first),
+// a valid analysis and a plan, never an internal error.
+TEST(OnnxWeightStats, NonFiniteWeights) {
+  TempDir d;
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {"1", "64"});
+  auto w = values(64 * 64, 5);
+  w[3] = std::numeric_limits<float>::infinity();
+  w[9] = std::numeric_limits<float>::quiet_NaN();
+  b.init("w", onnx::TensorProto::FLOAT, {64, 64})->set_raw_data(f32_bytes(w));
+  b.node("MatMul", "mm", {"x", "w"}, {"y"});
+  b.output("y", onnx::TensorProto::FLOAT, {"1", "64"});
+  write_file(d / "m.onnx", b.bytes());
+  RunResult r = run_quarkplan({"plan", (d / "m.onnx").string(), "--target", "cpu", "--weight-stats", "--yes", "--json"}, d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json a = Json::parse(read_file(d / "model_analysis.json"));
+  EXPECT_EQ(a["weight_stats"]["outlier_modules"], Json::array({"mm"}));
+  EXPECT_TRUE(a["weight_stats"]["top_modules"][0]["max_over_std"].is_null());
+  EXPECT_EQ(Json::parse(r.out)["plan"]["onnx_specific"]["nodes_to_exclude"], Json::array({"mm"}));
+  EXPECT_EQ(run_quarkplan({"validate", "model_analysis.json"}, d.path()).exit_code, 0);
 }
