@@ -199,11 +199,12 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
                     {"exclude", exclude},
                     {"use_external_data_format", o["use_external_data_format"]},
                     {"extra_options", extra}};
-    // Imports, then the config.
+    // The spec texts first: they add the enums they use to the imports.
+    std::string act_text = spec_text(act, names), w_text = spec_text(w, names);
     for (auto& [m, ns] : names.imports) t += "from " + m + " import " + join(std::vector<std::string>(ns.begin(), ns.end())) + "\n";
     t += "\nconfig = QConfig(\n";
-    t += "    global_config=QLayerConfig(input_tensors=" + spec_text(act, names) + ",\n";
-    t += "                               weight=" + spec_text(w, names) + "),\n";
+    t += "    global_config=QLayerConfig(input_tensors=" + act_text + ",\n";
+    t += "                               weight=" + w_text + "),\n";
     t += "    algo_config=[" + algo_text_all + "],\n";
     t += "    exclude=[" + exclude_text + "],\n";
     t += "    use_external_data_format=" + py(o["use_external_data_format"]) + ",\n";

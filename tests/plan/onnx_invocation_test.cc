@@ -4,6 +4,7 @@
 // read from amd/Quark), or is refused with a reason.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <set>
 
 #include "catalog/catalog.h"
@@ -66,6 +67,28 @@ void expect_quark_names(const quarkplan::Invocation& inv, const std::string& whe
           EXPECT_TRUE(set_of(q["spec_enum_values"]["ScaleType"]).count(v)) << where << ": ScaleType." << v;
         }
       }
+  // Every Quark name the Python uses (Name( or Name.) is imported: the text runs as printed.
+  std::set<std::string> imported;
+  for (auto& [module, names] : n["imports"].items())
+    for (const auto& x : names) imported.insert(x);
+  bool in_string = false;
+  for (size_t i = 0; i < inv.text.size(); ++i) {
+    char ch = inv.text[i];
+    if (ch == '#' && !in_string) {  // a comment: skip the line
+      while (i < inv.text.size() && inv.text[i] != '\n') ++i;
+      continue;
+    }
+    if (ch == '"') in_string = !in_string;
+    if (in_string || !std::isupper(static_cast<unsigned char>(ch)) || (i > 0 && (std::isalnum(static_cast<unsigned char>(inv.text[i - 1])) || inv.text[i - 1] == '_' || inv.text[i - 1] == '.')))
+      continue;
+    size_t j = i;
+    while (j < inv.text.size() && (std::isalnum(static_cast<unsigned char>(inv.text[j])) || inv.text[j] == '_')) ++j;
+    std::string word = inv.text.substr(i, j - i);
+    if (j < inv.text.size() && (inv.text[j] == '(' || inv.text[j] == '.') && word != "True" && word != "False" && word != "None") {
+      EXPECT_TRUE(imported.count(word)) << where << ": " << word << " is used but not imported\n" << inv.text;
+    }
+    i = j - 1;
+  }
   // Never a key that does nothing: NPU transformer mode is a legacy field.
   EXPECT_EQ(inv.text.find("EnableNPUTransformer"), std::string::npos) << where;
 }
