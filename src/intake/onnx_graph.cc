@@ -34,11 +34,15 @@ GraphFacts analyze_graph(const Facts& f, const std::map<std::string, std::vector
     for (const auto& in : f.nodes[i].inputs)
       if (!in.empty()) consumers[in].push_back(i);
   }
-  // The constant behind a tensor name, through a few layout/cast ops.
-  auto const_of = [&](std::string name) -> long {
+  // The constant behind a tensor name, through a few layout/cast ops. A name
+  // some node produces is an activation, even if an initializer shares it
+  // (invalid, but generated graphs do it) — unless the producer is the very
+  // node that reads it.
+  auto const_of = [&](std::string name, long reader = -1) -> long {
     for (int hop = 0; hop < 4; ++hop) {
-      if (auto c = constant.find(name); c != constant.end()) return static_cast<long>(c->second);
       auto p = producer.find(name);
+      bool produced = p != producer.end() && static_cast<long>(p->second) != reader;
+      if (auto c = constant.find(name); c != constant.end() && !produced) return static_cast<long>(c->second);
       if (p == producer.end()) return -1;
       const NodeRef& n = f.nodes[p->second];
       if (!weight_passthrough(n.op_type) || n.inputs.empty()) return -1;
@@ -63,7 +67,7 @@ GraphFacts analyze_graph(const Facts& f, const std::map<std::string, std::vector
       bool weighted = false, two_d = false;
       for (int idx : weight_inputs.at(n.op_type)) {
         if (idx < 0 || static_cast<size_t>(idx) >= n.inputs.size()) continue;
-        long c = const_of(n.inputs[static_cast<size_t>(idx)]);
+        long c = const_of(n.inputs[static_cast<size_t>(idx)], static_cast<long>(i));
         if (c < 0) continue;
         weighted = true;
         const ConstTensor& t = f.constants[static_cast<size_t>(c)];
