@@ -145,7 +145,7 @@ void choose_preset(PlanState& s) {
       for (const auto& q : row["presets"])
         if (q != p) alts.push_back(q);
       s.reason("preset", "onnx.preset.choose",
-               "Decision guide \"" + row["intent"].get<std::string>() + "\" for a " + a + " model" +
+               "Quark's planning guide: \"" + row["intent"].get<std::string>() + "\", for " + (a == "mlp" ? std::string("an MLP") : "a " + a + " model") +
                    (alts.empty() ? "" : "; alternative: " + join(alts)));
       return;
     }
