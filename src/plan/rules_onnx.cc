@@ -1,5 +1,6 @@
 // ONNX plan rules (quark_contracts.md §4.6, rules 88-116, and the ONNX seed).
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -622,14 +623,13 @@ const Json* weight_stats_of(const PlanState& s) {
 void outlier_percentile(PlanState& s) {
   if (s.choice("calibration.method") || target(s) == "npu_cnn" || plan_arch(s) != "transformer" || !calibrated_integer(family(s))) return;
   const Json* ws = weight_stats_of(s);
-  if (!ws || (*ws)["outlier_modules"].empty()) return;
+  if (!ws || (*ws)["outlier_modules"].empty() || (*ws)["top_modules"].empty() || !(*ws).value("outlier_max_over_std", Json()).is_number()) return;
   const Json& top = (*ws)["top_modules"][0];
-  if (!(*ws)["outlier_max_over_std"].is_number()) return;
   s.plan["calibration"]["method"] = "Percentile";
   s.reason("calibration.method", "onnx.calibration.outlier_percentile",
            "Quark's planning guide, step 4: Percentile for outlier-heavy transformers (--weight-stats: " +
                std::to_string((*ws)["outlier_modules"].size()) + " layers beyond " +
-               std::to_string(static_cast<int>((*ws)["outlier_max_over_std"].get<double>())) + " sigma, e.g. " +
+               std::to_string(std::llround(std::min((*ws)["outlier_max_over_std"].get<double>(), 1e9))) + " sigma, e.g. " +
                top["module"].get<std::string>() + " at " + top["max_over_std"].dump() + " sigma)");
 }
 
