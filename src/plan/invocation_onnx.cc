@@ -154,15 +154,17 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     // Specs: the preset's classes, with the plan's calibration on the activations.
     Json act = api["input_tensors"], w = api["weight"];
     const Json& classes = cat.onnx()["spec_classes"];
+    // A class the catalog does not describe has no known defaults: every argument is printed.
+    auto defaults_of = [&](const Json& spec) { return classes.value(spec["class"].get<std::string>(), Json::object()); };
     auto set_arg = [&](Json& spec, const std::string& key, const Json& value) {
-      const Json& defaults = classes[spec["class"].get<std::string>()];
+      const Json defaults = defaults_of(spec);
       if (defaults.value(key, Json()) == value) spec["args"].erase(key);
       else spec["args"][key] = value;
     };
     if (cm && (*cm)["qconfig"].is_object())
       for (auto& [k, v] : (*cm)["qconfig"].items()) set_arg(act, k, v);
-    names.use(classes[act["class"].get<std::string>()]["module"], act["class"]);
-    names.use(classes[w["class"].get<std::string>()]["module"], w["class"]);
+    names.use(defaults_of(act).value("module", "quark.onnx"), act["class"]);
+    names.use(defaults_of(w).value("module", "quark.onnx"), w["class"]);
     Json algo_list = Json::array();
     if (cle) algo_list.push_back(algo_json("CLE"));
     if (!builtin_ft.empty()) algo_list.push_back(algo_json(builtin_ft));
