@@ -804,9 +804,10 @@ void subgraphs(PlanState& s) {
     return;
   }
   if (c) return;
-  std::string share = w.known && w.sub_params > 0 ? std::to_string(w.sub_params) + " of the preset's weights (" + std::to_string(w.sub_nodes) + " nodes) sit" : "Ops";
   if (w.known && w.sub_params == 0) return;  // nothing the preset quantizes lives in a subgraph
-  s.risk("onnx.subgraphs", "low", share + " inside If/Loop/Scan subgraphs and stay in float unless EnableSubgraph is set.",
+  std::string what = w.known ? std::to_string(w.sub_params) + " of the preset's weights (" + std::to_string(w.sub_nodes) + " nodes) sit"
+                             : "Ops sit";
+  s.risk("onnx.subgraphs", "low", what + " inside If/Loop/Scan subgraphs and stay in float unless EnableSubgraph is set.",
          "--set onnx_specific.extra_options.EnableSubgraph=true to quantize them too.");
 }
 
