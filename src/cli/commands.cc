@@ -12,13 +12,18 @@
 #include "intake/intake.h"
 #include "plan/session.h"
 #include "ui/intake_summary.h"
+#include "ui/progress.h"
 #include "ui/terminal.h"
 
 namespace quarkplan {
 
 int run_intake_command(const IntakeArgs& args) {
   return guarded([&] {
-    Json analysis = run_intake(args.intake);
+    IntakeContext ctx = resolve_intake_context(args.intake);
+    ui::ProgressBar bar(stderr, ui::progress_enabled(stderr, args.json));
+    ctx.progress = bar.callback();
+    Json analysis = run_intake(args.intake, ctx);
+    bar.finish();
     write_file_atomic(args.output, dump_json(analysis));
     if (!args.intake.session.empty()) update_session_after_intake(args.intake.session, analysis, args.output);
     FILE* human = args.json ? stderr : stdout;

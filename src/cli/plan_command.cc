@@ -17,6 +17,7 @@
 #include "plan/session.h"
 #include "ui/confirm.h"
 #include "ui/decision_table.h"
+#include "ui/progress.h"
 #include "ui/terminal.h"
 
 namespace fs = std::filesystem;
@@ -120,12 +121,17 @@ int run_plan_command(const PlanArgs& a) {
     IntakeRequest ir = a.intake;
     IntakeContext ctx = resolve_intake_context(ir);
     req.custom_ops_compile_ok = ctx.custom_ops_compile_ok;
+    req.available_providers = ctx.available_providers;
     if (req.target.empty() && !ctx.deployment_target.empty()) {
       req.target = ctx.deployment_target;
       req.target_source = ctx.target_source;
     }
     if (!ir.model.empty()) {
+      ui::ProgressBar bar(stderr, ui::progress_enabled(stderr, a.json));
+      ctx.progress = bar.callback();
       analysis = run_intake(ir, ctx);
+      bar.finish();
+      ctx.progress = nullptr;
       analysis_path = (plan_dir / "model_analysis.json").string();
     } else {
       analysis = read_validated(a.analysis, "model_analysis");

@@ -468,7 +468,10 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   Json weight_stats;
   if (ctx.weight_stats) {
     if (w.source != "safetensors") throw InputError(dir.string(), "--weight-stats needs the .safetensors weights in the folder");
-    weight_stats = scan_weight_stats(w.shard_paths);
+    ScanOptions opt;
+    opt.threads = ctx.weight_stats_threads;
+    if (ctx.progress) opt.progress = [&](uint64_t done, uint64_t total) { ctx.progress("Scanning weights", done, total); };
+    weight_stats = scan_weight_stats(w.shard_paths, opt);
     if (!weight_stats["outlier_modules"].empty())
       risks.push_back(make_risk("torch.intake.weight_outliers", "medium",
                                 std::to_string(weight_stats["outlier_modules"].size()) +

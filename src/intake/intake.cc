@@ -1,8 +1,11 @@
 #include "intake/intake.h"
 
+#include <cstdlib>
+
 #include "catalog/artifacts.h"
 #include "catalog/catalog.h"
 #include "common/error.h"
+#include "common/json.h"
 
 namespace quarkplan {
 
@@ -18,6 +21,8 @@ IntakeContext resolve_intake_context(const IntakeRequest& req) {
   ctx.catalog = &Catalog::load(req.catalog_dir);
   ctx.trust_remote_code = req.trust_remote_code;
   ctx.weight_stats = req.weight_stats;
+  // The benchmark pins the scan's thread count (bench/run_intake_bench.sh); 0 or unset: every core.
+  if (const char* t = std::getenv("QUARKPLAN_SCAN_THREADS")) ctx.weight_stats_threads = static_cast<unsigned>(std::strtoul(t, nullptr, 10) % 1024);
   if (!req.target.empty()) {
     if (!is_known_target(req.target))
       throw UsageError("--target must be one of cpu, cuda, rocm, npu_cnn, npu_transformer (got '" + req.target + "')");
@@ -39,6 +44,8 @@ IntakeContext resolve_intake_context(const IntakeRequest& req) {
       ctx.custom_ops_compile_ok = r["verification"]["custom_ops_compile_ok"].get<bool>();
     else if (r["status"] == "failed")
       ctx.custom_ops_compile_ok = false;
+    if (r.contains("verification") && r["verification"].contains("available_providers") && r["verification"]["available_providers"].is_array())
+      ctx.available_providers = string_list(r["verification"]["available_providers"]);
   }
   return ctx;
 }

@@ -2,9 +2,12 @@
 // ObjectFile): onnx (OnnxModelReader), Hugging Face directories (HfModelReader).
 // A reader turns what it finds into the model_analysis.json document.
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/json.h"
 
@@ -17,8 +20,12 @@ struct IntakeContext {
   std::string deployment_target;  // --target or session constraints; "" when unknown
   std::string target_source;      // "--target", "session_context", or ""
   std::optional<bool> custom_ops_compile_ok;  // from onnx_install_result.json
+  std::optional<std::vector<std::string>> available_providers;  // onnx_install_result.json verification.available_providers
   bool trust_remote_code = false;             // user approved running repository code
   bool weight_stats = false;
+  unsigned weight_stats_threads = 0;  // 0: every core
+  // Progress of long steps (the --weight-stats scan), called on the calling thread.
+  std::function<void(const std::string& stage, uint64_t done, uint64_t total)> progress;
   const Catalog* catalog = nullptr;
 };
 

@@ -11,8 +11,13 @@
 #include "common/files.h"
 #include "common/mapped_file.h"
 #include "intake/model_reader.h"
+#include "intake/onnx_graph.h"
 #include "intake/onnx_reader.h"
+#include "intake/weight_stats.h"
 #include "intake/protobuf_wire.h"
+#include "common/json.h"
+#include "common/strings.h"
+#include <memory>
 
 namespace fs = std::filesystem;
 
@@ -72,6 +77,67 @@ uint64_t count(const std::map<std::string, uint64_t>& m, const std::string& k) {
   return it == m.end() ? 0 : it->second;
 }
 
+// The catalog's quantized forms found among `ops` (e.g. "dynamic", "QDQ").
+Json quantized_forms(const Json& catalog_forms, const std::set<std::string>& ops) {
+  Json out = Json::array();
+  for (const auto& form : catalog_forms) {
+    Json found = Json::array();
+    for (const auto& pattern : form["ops"]) {
+      std::string p = pattern;
+      bool prefix = !p.empty() && p.back() == '*';
+      if (prefix) p.pop_back();
+      for (const auto& op : ops)
+        if (prefix ? op.rfind(p, 0) == 0 : op == p) found.push_back(op);
+    }
+    if (!found.empty())
+      out.push_back({{"form", form["form"]}, {"label", form["label"]}, {"ops", found}, {"recovery", form["recovery"]}});
+  }
+  return out;
+}
+
+// --weight-stats on ONNX: the constant weights of the weighted ops (initializers,
+// Constant nodes, external data; FP32/FP16/BF16), streamed from the maps.
+Json onnx_weight_stats(const onnx::Facts& f, const onnx::GraphFacts& gf, const MappedFile& map,
+                       const std::map<std::string, fs::path>& ext_paths, const IntakeContext& ctx, const std::string& file) {
+  std::vector<WeightTensor> tensors;
+  uint64_t skipped = 0;
+  for (const auto& use : gf.weight_uses) {
+    const onnx::ConstTensor& t = f.constants[use.constant];
+    const char* dtype = t.dtype == 1 ? "F32" : t.dtype == 10 ? "F16" : t.dtype == 16 ? "BF16" : nullptr;
+    if (!dtype || t.numel == 0) continue;
+    uint64_t need = t.numel * (t.dtype == 1 ? 4 : 2);
+    std::string path;
+    uint64_t size = 0;
+    if (t.where == onnx::DataWhere::kInline) {
+      path = fs::absolute(file).string();
+      size = map.size();
+    } else if (t.where == onnx::DataWhere::kExternal) {
+      auto p = ext_paths.find(t.location);
+      std::error_code ec;
+      if (p == ext_paths.end() || !fs::is_regular_file(p->second, ec)) {
+        ++skipped;  // missing external data is already a risk of its own
+        continue;
+      }
+      path = p->second.string();
+      size = fs::file_size(p->second, ec);
+    } else {
+      ++skipped;  // FP16 values held as int32_data varints: rare, not streamed
+      continue;
+    }
+    if (t.length < need || t.offset > size || size - t.offset < need)
+      throw InputError(file, "weight '" + t.name + "' needs " + std::to_string(need) + " bytes of data but its data field holds " +
+                                 std::to_string(t.length) + " (or lies past the end of its file)");
+    const onnx::NodeRef& n = f.nodes[use.node];
+    tensors.push_back({n.name.empty() ? n.op_type + "(" + t.name + ")" : n.name, t.name, n.op_type, {}, dtype, path, t.offset, need});
+  }
+  ScanOptions opt;
+  opt.threads = ctx.weight_stats_threads;
+  if (ctx.progress) opt.progress = [&](uint64_t done, uint64_t total) { ctx.progress("Scanning weights", done, total); };
+  Json stats = scan_weight_tensors(tensors, opt);
+  stats["skipped_tensors"] = skipped;
+  return stats;
+}
+
 class OnnxModelReader : public ModelReader {
  public:
   explicit OnnxModelReader(std::string file) : file_(std::move(file)) {}
@@ -84,7 +150,6 @@ class OnnxModelReader : public ModelReader {
 
 Json OnnxModelReader::analyze(const IntakeContext& ctx) {
   const Catalog& cat = ctx.catalog ? *ctx.catalog : Catalog::load();
-  if (ctx.weight_stats) throw UsageError("--weight-stats scans safetensors checkpoints; ONNX initializers are not scanned in this version");
   fs::path abs = fs::absolute(file_).lexically_normal();
   MappedFile map(file_);
   if (map.size() == 0) throw InputError(file_, "empty file: not an ONNX model");
@@ -178,18 +243,19 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
     custom_domains.push_back(domain);
   }
 
-  // Quantized forms.
-  if (f.has_qdq) {
-    std::string forms;
-    for (const auto& q : f.quantized_op_forms) forms += (forms.empty() ? "" : ", ") + q;
-    risks.push_back(make_risk("onnx.intake.already_quantized", "high",
-                              "The model is already quantized (" + forms + "). Quantizing it again compounds the error; no plan is produced for it.",
-                              "Start from the float model, or remove the existing QDQ first (python -m quark.onnx.tools.remove_qdq; Quark 0.12 ships remove_qdq_between_ops), then re-run intake on the cleaned model."));
-  }
-  if (f.has_quark_custom) {
-    risks.push_back(make_risk("onnx.intake.quark_custom_ops", "high",
-                              "The model already holds Quark custom quantization ops: it went through Quark before.",
-                              "Quantize the original float model instead, or remove the Quark ops (python -m quark.onnx.tools.remove_qdq), then re-run intake."));
+  // Quantized forms, each named with its route back to float.
+  std::set<std::string> qops(f.quantized_op_forms.begin(), f.quantized_op_forms.end());
+  Json forms = quantized_forms(cat.onnx()["quantized_forms"], qops);
+  if (f.has_qdq || f.has_quark_custom) {
+    std::vector<std::string> labels, hints;
+    for (const auto& fm : forms) {
+      labels.push_back(fm["label"].get<std::string>() + ": " + join(string_list(fm["ops"])));
+      hints.push_back(fm["recovery"].get<std::string>());
+    }
+    risks.push_back(make_risk(f.has_quark_custom ? "onnx.intake.quark_custom_ops" : "onnx.intake.already_quantized", "high",
+                              "The model is already quantized (" + join(labels, "; ") +
+                                  "). Quantizing it again compounds the error; no plan is produced for it.",
+                              join(hints, " ") + " Then run quarkplan intake on the float model."));
   }
   for (const auto& d : custom_domains) {
     std::string ds = d.get<std::string>();
@@ -270,14 +336,21 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
   uint64_t gemm = sum({"Gemm", "QGemm"});
   bool recurrent = false;
   for (const auto& r : cat.onnx()["recurrent_op_types"]) recurrent = recurrent || count(ops, r.get<std::string>()) > 0;
-  // The seed's ordered classifier, with recurrent ops checked first (see the
-  // catalog's differences_from_newer_quark).
-  std::string arch;
-  if (recurrent) arch = "recurrent";
-  else if (conv > 5 * mm) arch = "cnn";
-  else if (mm + gemm > 5 * conv) arch = "transformer";
-  else if (conv > 0 && mm > 0) arch = "hybrid";
-  else arch = "unknown";
+  std::map<std::string, std::vector<int>> weight_inputs;
+  for (auto& [op, idx] : cat.onnx()["weight_inputs"]["ops"].items()) weight_inputs[op] = idx.get<std::vector<int>>();
+  onnx::GraphFacts gf = onnx::analyze_graph(f, weight_inputs);
+  // The planning guide's ordered classifier, with recurrent structure checked
+  // first (LSTM/GRU/RNN ops, or their cells unrolled into Gemm/Sigmoid/Tanh/Mul)
+  // and "transformer" kept for graphs with attention: a stack of Gemms
+  // (an MLP head) is not a transformer (catalog: differences_from_newer_quark).
+  std::string arch, detail;
+  if (recurrent) arch = detail = "recurrent";
+  else if (gf.recurrent_cells > 0) arch = "recurrent", detail = "unrolled_recurrent";
+  else if (conv > 5 * mm) arch = detail = "cnn";
+  else if (mm + gemm > 5 * conv && gf.attention_blocks > 0) arch = detail = "transformer";
+  else if (mm + gemm > 5 * conv && conv == 0) arch = "unknown", detail = "mlp";
+  else if (conv > 0 && (mm > 0 || gemm > 0)) arch = detail = "hybrid";
+  else arch = detail = "unknown";
 
   Json op_counts = Json::object();
   std::vector<std::pair<std::string, uint64_t>> sorted(ops.begin(), ops.end());
@@ -292,7 +365,15 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
     risks.push_back(make_risk("onnx.intake.recurrent_ops", "medium",
                               "The model holds recurrent ops (LSTM/GRU/RNN): Quark's standard presets leave them in float, so only the surrounding Conv/Gemm/MatMul get quantized.",
                               "Expect a smaller speed-up; keep the recurrent cells in float or check ExtendedLSTM support in the installed Quark."));
-  if (arch == "unknown")
+  else if (detail == "unrolled_recurrent")
+    risks.push_back(make_risk("onnx.intake.recurrent_ops", "medium",
+                              std::to_string(gf.recurrent_cells) + " recurrent cell(s) unrolled into Gemm/MatMul, Sigmoid, Tanh and Mul: their gate weights are quantized like any Gemm, and the rounding error feeds back through the state at every step.",
+                              "Validate on long sequences (the state carries the error); keep the gate Gemms in float (nodes_to_exclude) if accuracy drifts."));
+  if (detail == "mlp")
+    risks.push_back(make_risk("onnx.intake.mlp", "low",
+                              "Only Gemm/MatMul layers and no attention: a plain MLP, neither a CNN nor a transformer, so the planner uses the presets that suit any architecture.",
+                              "Nothing to do; tell the planner a path (preset=NAME) if you know better."));
+  if (arch == "unknown" && detail != "mlp")
     risks.push_back(make_risk("onnx.intake.architecture_unknown", "medium",
                               "No Conv, MatMul, Gemm or recurrent op dominates: the architecture is unknown, so no preset is guessed.",
                               "Look at op_counts and tell the planner which path to follow (CNN, transformer or hybrid)."));
@@ -325,10 +406,11 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
   // Preset candidates: target x architecture, filtered by the target's gate and
   // by custom-op availability (block formats need the Quark custom-ops library).
   Json candidates = Json::array();
-  if (arch != "unknown") {
+  std::string arch_key = detail == "mlp" ? "mlp" : arch;  // an MLP plans with the presets for any architecture
+  if (arch_key != "unknown") {
     std::string tkey = target.empty() ? "unknown" : target;
     bool suppressed = false;
-    for (const auto& name : cat.onnx_preset_candidates(tkey, arch)) {
+    for (const auto& name : cat.onnx_preset_candidates(tkey, arch_key)) {
       const Json* p = cat.onnx_preset(name);
       if (!p) continue;
       if (!target.empty() && !cat.preset_allowed_on(*p, target)) continue;
@@ -342,6 +424,34 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
       risks.push_back(make_risk("onnx.intake.block_formats_suppressed", "medium",
                                 "Block-format presets (BFP16/MX*) were left out: onnx_install_result.json says the Quark custom-ops library failed to compile.",
                                 "Fix the custom-ops build with quark-onnx-install (python -c \"import quark.onnx.operators.custom_ops\"), then re-run intake."));
+  }
+
+  // Constant weights per weighted op type, inside and outside subgraphs: what
+  // each preset's op types would quantize (the planner reads this).
+  Json weights_by_op = Json::object();
+  uint64_t quantizable_params = 0;
+  for (const auto& [op, w] : gf.by_op) {
+    weights_by_op[op] = {{"nodes", w.nodes},
+                         {"nodes_in_subgraphs", w.nodes_in_subgraphs},
+                         {"weighted_nodes", w.weighted_nodes},
+                         {"weighted_nodes_in_subgraphs", w.weighted_nodes_in_subgraphs},
+                         {"weighted_2d_nodes", w.weighted_2d_nodes},
+                         {"weight_params_2d", w.weight_params_2d},
+                         {"weight_params", w.weight_params},
+                         {"weight_params_in_subgraphs", w.weight_params_in_subgraphs}};
+    if (op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul") quantizable_params += w.weight_params;
+  }
+
+  Json stats;
+  if (ctx.weight_stats) {
+    stats = onnx_weight_stats(f, gf, map, ext_paths, ctx, file_);
+    if (!stats["outlier_modules"].empty())
+      risks.push_back(make_risk("onnx.intake.weight_outliers", "medium",
+                                std::to_string(stats["outlier_modules"].size()) + " layers have weights beyond " +
+                                    std::to_string(static_cast<int>(stats["outlier_max_over_std"].get<double>())) +
+                                    " standard deviations (e.g. " + stats["outlier_modules"][0].get<std::string>() +
+                                    "): per-tensor INT8 scales waste most of their range on them.",
+                                "Plan with these statistics: the planner proposes Percentile calibration and keeps such layers in float."));
   }
 
   Json rv = sorted_risks(risks);
@@ -370,27 +480,33 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
   o["has_qdq_already"] = f.has_qdq;
   o["has_quark_custom_ops"] = f.has_quark_custom;
   o["architecture_guess"] = arch;
+  o["architecture_detail"] = detail;
+  o["attention_blocks"] = gf.attention_blocks;
+  o["recurrent_cells"] = gf.recurrent_cells;
   o["node_count"] = f.node_count;
   o["subgraph_count"] = f.subgraph_count;
   o["function_count"] = f.function_count;
   o["initializer_count"] = f.initializer_count;
   o["quantized_op_types"] = std::vector<std::string>(f.quantized_op_forms.begin(), f.quantized_op_forms.end());
+  o["quantized_forms"] = forms;
   o["custom_domains"] = custom_domains;
   o["weights"] = {{"total_params", total_params},
                   {"by_dtype", by_dtype},
                   {"in_constant_nodes", f.params_in_constant_nodes},
-                  {"quantizable_params", f.quantizable_weight_params}};
+                  {"quantizable_params", quantizable_params}};
   Json names = Json::array();
   for (const auto& n : f.nodes)
     if (!n.name.empty()) names.push_back(n.name);
   o["node_names"] = names;
   Json& q = a["quantization_targets"];
   q["linear_layer_count"] = linear;
+  q["weights_by_op_type"] = weights_by_op;
   q["exclude_defaults"] = exclude_defaults;
   q["onnx_specific"] = {{"op_counts", op_counts},
                         {"quantizable_op_counts", quantizable},
                         {"preset_candidates", candidates},
                         {"exclude_defaults", exclude_defaults}};
+  if (!stats.is_null()) a["weight_stats"] = stats;
   a["risks"] = rv;
   a["intake"] = {{"tool", "quarkplan"},
                  {"catalog_quark_version", cat.version_stamp()},

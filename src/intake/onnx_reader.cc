@@ -88,12 +88,8 @@ bool is_quantized_form(std::string_view op) {
 struct Walker {
   const Limits& limits;
   Facts& facts;
-  // Main-graph producer of each tensor name: (node index into facts.nodes).
-  std::unordered_map<std::string, size_t> producer;
-  std::unordered_map<size_t, std::vector<std::string>> node_inputs;
-  std::unordered_map<std::string, uint64_t> weight_numel;  // main-graph initializers and Constant outputs
-  std::set<std::string> weight_inputs;                      // input 1 of linear ops
-  uint64_t last_numel = 0;
+  uint32_t graphs_seen = 0;  // subgraph ids, 1-based
+  uint32_t current_graph = 0;
 
   static void expect(const Field& f, WireType t, const char* what) {
     if (f.type != t)
@@ -120,7 +116,8 @@ struct Walker {
   // Reads a TensorProto header; its data fields are skipped by length.
   // `counted`: initializers and Constant-node values are weights; tensors held
   // by other attributes (ConstantOfShape's fill value, ...) are only validated.
-  void tensor(std::string_view bytes, uint64_t base, bool in_constant_node, bool counted = true) {
+  // Returns the index of the tensor in facts.constants, or -1 when not counted.
+  long tensor(std::string_view bytes, uint64_t base, bool in_constant_node, bool counted = true) {
     Reader r(bytes, base);
     Field f;
     std::vector<int64_t> dims;
@@ -129,6 +126,8 @@ struct Walker {
     bool external = false;
     ExternalTensor ext;
     uint64_t data_bytes = 0;
+    DataWhere where = DataWhere::kNone;
+    uint64_t data_offset = 0, data_length = 0;
     while (r.next(f)) {
       switch (f.number) {
         case 1:  // dims
@@ -149,6 +148,13 @@ struct Walker {
           // float_data, int32_data, string_data, int64_data, raw_data, double_data,
           // uint64_data: weight bytes, skipped by length (already bounds-checked).
           data_bytes += f.type == WireType::kBytes ? f.bytes.size() : 8;
+          // Packed float_data is little-endian float32 like raw_data; FP16/BF16
+          // values may sit in int32_data as one varint each.
+          if (f.type == WireType::kBytes && (f.number == 9 || f.number == 4 || f.number == 5)) {
+            where = f.number == 5 ? DataWhere::kInt32Data : DataWhere::kInline;
+            data_offset = f.offset;
+            data_length = f.bytes.size();
+          }
           break;
         case 13: {  // external_data: StringStringEntryProto {key, value}
           expect(f, WireType::kBytes, "TensorProto.external_data");
@@ -177,8 +183,7 @@ struct Walker {
       }
     }
     uint64_t n = numel(dims, base);
-    last_numel = n;
-    if (!counted) return;
+    if (!counted) return -1;
     facts.params_by_dtype[dtype] += n;
     if (in_constant_node) facts.params_in_constant_nodes += n;
     facts.inline_weight_bytes += data_bytes;
@@ -187,8 +192,24 @@ struct Walker {
       ext.tensor = name;
       uint32_t bits = dtype_bits(dtype);
       ext.expected_bytes = bits ? (n * bits + 7) / 8 : 0;
-      facts.external.push_back(std::move(ext));
+      where = DataWhere::kExternal;
+      data_offset = ext.offset;
+      data_length = ext.length.value_or(ext.expected_bytes);
+      facts.external.push_back(ext);
     }
+    ConstTensor c;
+    c.name = std::move(name);
+    c.dtype = dtype;
+    c.numel = n;
+    c.rank = static_cast<uint32_t>(dims.size());
+    c.graph = current_graph;
+    c.in_constant_node = in_constant_node;
+    c.where = where;
+    c.offset = data_offset;
+    c.length = data_length;
+    if (where == DataWhere::kExternal) c.location = ext.location;
+    facts.constants.push_back(std::move(c));
+    return static_cast<long>(facts.constants.size() - 1);
   }
 
   void sparse_tensor(std::string_view bytes, uint64_t base, bool in_constant_node) {
@@ -279,12 +300,12 @@ struct Walker {
     Field f;
     NodeRef ref;
     ref.in_subgraph = !main_graph;
+    ref.graph = current_graph;
     std::vector<Field> attributes;
-    std::vector<std::string> outputs, inputs;
     while (r.next(f)) {
       switch (f.number) {
-        case 1: inputs.push_back(str(f, "NodeProto.input")); break;
-        case 2: outputs.push_back(str(f, "NodeProto.output")); break;
+        case 1: ref.inputs.push_back(str(f, "NodeProto.input")); break;
+        case 2: ref.outputs.push_back(str(f, "NodeProto.output")); break;
         case 3: ref.name = str(f, "NodeProto.name"); break;
         case 4: ref.op_type = str(f, "NodeProto.op_type"); break;
         case 5:
@@ -313,30 +334,25 @@ struct Walker {
     bool constant = ref.op_type == "Constant" && is_standard_domain(ref.domain);
     // Attributes are handled after the whole node is read: domain (field 7)
     // follows the attributes (field 5) in serialized order.
-    last_numel = 0;
-    for (const Field& a : attributes) attribute(a.bytes, a.offset, depth, constant);
-    if (constant && main_graph && !outputs.empty()) weight_numel[outputs[0]] = last_numel;
-    if (main_graph && inputs.size() > 1 && is_standard_domain(ref.domain) &&
-        (ref.op_type == "Conv" || ref.op_type == "ConvTranspose" || ref.op_type == "Gemm" || ref.op_type == "MatMul"))
-      weight_inputs.insert(inputs[1]);
-    size_t index = facts.nodes.size();
-    if (main_graph) {
-      for (auto& o : outputs) producer[o] = index;
-      node_inputs[index] = std::move(inputs);
+    for (const Field& a : attributes) {
+      long t = attribute(a.bytes, a.offset, depth, constant);
+      // A Constant node's tensor is known by the node's output name.
+      if (t >= 0 && constant && !ref.outputs.empty()) facts.constants[static_cast<size_t>(t)].name = ref.outputs[0];
     }
     facts.nodes.push_back(std::move(ref));
   }
 
-  void attribute(std::string_view bytes, uint64_t base, uint32_t depth, bool constant_node) {
+  long attribute(std::string_view bytes, uint64_t base, uint32_t depth, bool constant_node) {
     Reader r(bytes, base);
     Field f;
     std::string name;
+    long value = -1;
     while (r.next(f)) {
       switch (f.number) {
         case 1: name = str(f, "AttributeProto.name"); break;
         case 5:  // t
           expect(f, WireType::kBytes, "AttributeProto.t");
-          tensor(f.bytes, f.offset, constant_node, constant_node);
+          value = tensor(f.bytes, f.offset, constant_node, constant_node);
           break;
         case 10:  // tensors
           expect(f, WireType::kBytes, "AttributeProto.tensors");
@@ -350,11 +366,17 @@ struct Walker {
         case 11:  // graphs
           expect(f, WireType::kBytes, "AttributeProto.g");
           ++facts.subgraph_count;
-          graph(f.bytes, f.offset, depth + 1, false);
+          {
+            uint32_t outer = current_graph;
+            current_graph = ++graphs_seen;
+            graph(f.bytes, f.offset, depth + 1, false);
+            current_graph = outer;
+          }
           break;
         default: break;
       }
     }
+    return value;
   }
 
   void graph(std::string_view bytes, uint64_t base, uint32_t depth, bool main_graph) {
@@ -374,17 +396,9 @@ struct Walker {
         case 5: {
           expect(f, WireType::kBytes, "GraphProto.initializer");
           ++facts.initializer_count;
-          std::string init_name;
-          if (main_graph) {
-            // The initializer's name is needed to drop it from the graph inputs.
-            Reader nr(f.bytes, f.offset);
-            Field nf;
-            while (nr.next(nf))
-              if (nf.number == 8) init_name = str(nf, "TensorProto.name");
-            initializer_names.insert(init_name);
-          }
-          tensor(f.bytes, f.offset, false);
-          if (main_graph) weight_numel[init_name] = last_numel;
+          long t = tensor(f.bytes, f.offset, false);
+          // The initializer's name is needed to drop it from the graph inputs.
+          if (main_graph && t >= 0) initializer_names.insert(facts.constants[static_cast<size_t>(t)].name);
           break;
         }
         case 15:
@@ -409,16 +423,16 @@ struct Walker {
       for (auto& in : inputs)
         if (!initializer_names.count(in.name)) facts.inputs.push_back(std::move(in));
       find_final_producers();
-      for (const auto& w : weight_inputs) {
-        auto it = weight_numel.find(w);
-        if (it != weight_numel.end()) facts.quantizable_weight_params += it->second;
-      }
     }
   }
 
   void find_final_producers() {
     static const std::set<std::string> passthrough = {"Softmax", "Sigmoid", "Identity", "Reshape",
                                                       "Flatten", "Squeeze", "LogSoftmax", "Cast"};
+    std::unordered_map<std::string, size_t> producer;
+    for (size_t i = 0; i < facts.nodes.size(); ++i)
+      if (facts.nodes[i].graph == 0)
+        for (const auto& o : facts.nodes[i].outputs) producer[o] = i;
     for (const auto& out : facts.outputs) {
       std::string t = out.name;
       for (int hops = 0; hops < 4; ++hops) {
@@ -430,7 +444,7 @@ struct Walker {
           break;
         }
         if (!passthrough.count(n.op_type)) break;
-        const auto& ins = node_inputs[it->second];
+        const auto& ins = n.inputs;
         if (ins.empty()) break;
         t = ins[0];
       }
@@ -453,7 +467,7 @@ struct Walker {
 
 Facts read_model(std::string_view bytes, const Limits& limits) {
   Facts facts;
-  Walker w{limits, facts, {}, {}};
+  Walker w{limits, facts};
   Reader r(bytes, 0);
   Field f;
   bool have_graph = false;

@@ -39,6 +39,24 @@ struct NodeRef {
   std::string op_type;
   std::string domain;
   bool in_subgraph = false;
+  uint32_t graph = 0;  // 0: main graph; else the subgraph's index (1-based, in reading order)
+  std::vector<std::string> inputs, outputs;
+};
+
+// Where a constant tensor's bytes are, so --weight-stats can stream them.
+enum class DataWhere : uint8_t { kNone, kInline, kExternal, kInt32Data };
+
+// A constant tensor: an initializer or a Constant node's value, in any graph.
+struct ConstTensor {
+  std::string name;
+  int32_t dtype = 0;
+  uint64_t numel = 0;
+  uint32_t rank = 0;
+  uint32_t graph = 0;  // as NodeRef::graph
+  bool in_constant_node = false;
+  DataWhere where = DataWhere::kNone;
+  uint64_t offset = 0, length = 0;  // kInline/kInt32Data: payload in the .onnx file; kExternal: in `location`
+  std::string location;
 };
 
 struct Facts {
@@ -57,13 +75,11 @@ struct Facts {
   uint64_t initializer_count = 0;
   uint64_t inline_weight_bytes = 0;  // bytes of tensor data inside the file
   std::vector<ExternalTensor> external;
-  // Weights that feed Conv/ConvTranspose/Gemm/MatMul (input 1): what a preset
-  // quantizes; the rest (biases, norms, shape constants) keeps its dtype.
-  uint64_t quantizable_weight_params = 0;
   std::set<std::string> quantized_op_forms;  // op types that mean "already quantized"
   bool has_qdq = false;          // QDQ, QOperator, integer or n-bit forms
   bool has_quark_custom = false; // Quark's own custom ops / domains
-  std::vector<NodeRef> nodes;    // every node, in graph order, main graph first
+  std::vector<NodeRef> nodes;    // every node, in reading order (a subgraph's nodes follow the node holding it)
+  std::vector<ConstTensor> constants;  // every initializer and Constant-node value (all graphs)
   // Main-graph nodes that produce a graph output (name, op_type), through
   // Softmax/Sigmoid/Identity/Reshape/Flatten when present.
   std::vector<NodeRef> final_producers;

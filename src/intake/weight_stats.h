@@ -1,10 +1,15 @@
-// --weight-stats: an opt-in streaming scan of the Linear weights of a
-// safetensors checkpoint. Each tensor is read once, straight from the memory
-// map, and its pages are released right after (peak memory stays flat whatever
-// the model size). Per module: max |w|, mean, standard deviation, and the share
-// of weights beyond 6 sigma (recounted exactly, only in the blocks that reach it).
+// --weight-stats: an opt-in streaming scan of the weights a quantizer would
+// touch — the Linear weights of a safetensors checkpoint, or the constant
+// weights of an ONNX model's Conv/Gemm/MatMul (initializers, Constant nodes,
+// external data). Each tensor is read once with pread into a 64 KiB buffer per
+// thread (peak memory stays flat whatever the model size; no page faults or
+// page-table locks shared between threads). Large tensors are cut into chunks
+// so every core is busy.
+// Per module: max |w|, mean, standard deviation, and the share of weights
+// beyond 6 sigma (recounted exactly, only in the blocks that reach it).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,8 +30,36 @@ struct TensorStats {
 // every 16 MiB (file-backed map), so a multi-GB embedding never sits in memory.
 bool tensor_stats(std::string_view data, std::string_view dtype, TensorStats& out, bool release = false);
 
-// Scans the 2-D weights of the given .safetensors files; returns
-// {scanned_bytes, tensors, seconds, modules:[...], outlier_modules:[...]}.
-Json scan_weight_stats(const std::vector<std::string>& files, size_t top = 20);
+// One weight to scan: `length` bytes at `offset` of `file` (read with pread
+// into a small per-thread buffer: no page faults, no page-table contention
+// between threads, memory bounded by the buffers), or, when `file` is empty,
+// the bytes of `data`.
+struct WeightTensor {
+  std::string module;   // layer: Linear module (safetensors) or consuming node (ONNX)
+  std::string tensor;   // tensor name
+  std::string op_type;  // ONNX op type, "" for safetensors
+  std::string_view data;
+  std::string dtype;    // "F32" | "F16" | "BF16"
+  std::string file;
+  uint64_t offset = 0, length = 0;
+  uint64_t size() const { return file.empty() ? data.size() : length; }
+};
+
+// Called on the calling thread about every 100 ms while a scan runs.
+using ScanProgress = std::function<void(uint64_t done_bytes, uint64_t total_bytes)>;
+
+struct ScanOptions {
+  unsigned threads = 0;  // 0: every core
+  ScanProgress progress;
+  size_t top = 20;
+  double outlier_max_over_std = 50;  // a module whose max |w| / std exceeds this is an outlier module
+};
+
+// Scans `tensors` on `threads` workers; returns {scanned_bytes, tensors,
+// seconds, gb_per_second, threads, top_modules:[...], outlier_modules:[...], method}.
+Json scan_weight_tensors(const std::vector<WeightTensor>& tensors, const ScanOptions& opt = {});
+
+// The 2-D Linear weights of the given .safetensors files.
+Json scan_weight_stats(const std::vector<std::string>& files, const ScanOptions& opt = {});
 
 }  // namespace quarkplan

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "intake/module_names.h"
+#include "plan/onnx_weights.h"
 
 namespace quarkplan {
 
@@ -189,17 +190,29 @@ void add_onnx_estimates(PlanState& s) {
   if (s.plan["preset"].is_string()) presets.push_back(s.plan["preset"]);
   for (const auto& p : s.analysis["quantization_targets"]["onnx_specific"]["preset_candidates"])
     if (presets.size() < 3 && !std::count(presets.begin(), presets.end(), p.get<std::string>())) presets.push_back(p);
+  bool subgraphs_on = s.plan["onnx_specific"]["extra_options"].value("EnableSubgraph", false) == true;
   for (const auto& name : presets) {
     const Json* p = s.cat.onnx_preset(name);
     if (!p || !(*p)["weight_bits"].is_number() || total == 0) continue;
     double bits = (*p)["weight_bits"].get<double>();
-    double bytes = stored - static_cast<double>(quantizable) * (now_bits - bits) / 8;
+    // Only the weights the preset's op types quantize shrink; subgraph weights
+    // only when Quark goes into the subgraphs.
+    PresetWeights pw = preset_weights(s.analysis, s.cat, *p);
+    uint64_t q = quantizable;
+    std::string what = std::to_string(quantizable) + " Conv/Gemm/MatMul weights";
+    if (pw.known) {
+      bool into_subgraphs = pw.recurses_into_subgraphs || (name == s.plan["preset"] && subgraphs_on);
+      q = pw.main_params + (into_subgraphs ? pw.sub_params : 0);
+      what = std::to_string(q) + " weights of " + pw.label;
+      if (pw.sub_params > 0 && !into_subgraphs) what += " (" + std::to_string(pw.sub_params) + " inside subgraphs stay float)";
+    }
+    double bytes = stored - static_cast<double>(q) * (now_bits - bits) / 8;
     if (bytes < 0) bytes = 0;
     weights.push_back({{"scheme", name},
                        {"bytes", static_cast<uint64_t>(bytes)},
                        {"bits_per_weight_effective", std::round(bytes * 8 / static_cast<double>(total) * 1000) / 1000},
-                       {"method", std::to_string(quantizable) + " Conv/Gemm/MatMul weights at " + std::to_string(bits).substr(0, 4) +
-                                      " bits; other tensors as stored"}});
+                       {"quantized_params", q},
+                       {"method", what + " at " + std::to_string(bits).substr(0, 4) + " bits; other tensors as stored"}});
   }
   s.plan["estimates"] = {{"weights", weights}, {"kv_cache", nullptr}, {"fit", nullptr}};
 }

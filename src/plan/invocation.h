@@ -8,7 +8,7 @@
 namespace quarkplan {
 
 struct Invocation {
-  std::string tool;                 // "quantize_quark.py" | "quark.onnx QConfig"
+  std::string tool;                 // "quantize_quark.py" | "quark.onnx QConfig" | "quark.onnx get_default_config"
   std::vector<std::string> args;    // Torch: argv after the script
   std::string text;                 // printable form (shell command or QConfig)
   Json fields;                      // ONNX: QConfig fields as data
@@ -17,5 +17,10 @@ struct Invocation {
 // `analysis` may be null (analysis_ref not found): the template defaults then
 // come from the catalog.
 Invocation plan_invocation(const Json& plan, const Json& analysis, const std::string& catalog_dir = "");
+
+class Catalog;
+// The ONNX half (invocation_onnx.cc): the Python Quark runs, as text, and the
+// same as fields (route, qconfig or legacy, and every Quark name it uses).
+Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog& cat);
 
 }  // namespace quarkplan

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/json.h"
 
@@ -27,6 +28,7 @@ struct PlanRequest {
   // Context files.
   Json env_context;            // null when not given
   std::optional<bool> custom_ops_compile_ok;
+  std::optional<std::vector<std::string>> available_providers;  // from onnx_install_result.json
   std::string target_source;   // where the target came from
   std::string analysis_ref = "./model_analysis.json";
   std::string catalog_dir;

@@ -53,6 +53,12 @@ void subgraphs(PlanState&);
 void extra_options(PlanState&);
 void execution_providers(PlanState&);
 void evaluation_intent(PlanState&);
+void npu_preset_off_npu(PlanState&);
+void op_types_present(PlanState&);
+void recurrent_risk(PlanState&);
+void outlier_percentile(PlanState&);
+void layerwise_percentile(PlanState&);
+void exclude_outlier_layers(PlanState&);
 }  // namespace onnx_rules
 
 namespace torch_rules {

@@ -1,8 +1,12 @@
 // ONNX plan rules (quark_contracts.md §4.6, rules 88-116, and the ONNX seed).
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
 
 #include "common/strings.h"
+#include "plan/fix_shapes.h"
+#include "plan/onnx_weights.h"
 #include "plan/rules.h"
 
 namespace quarkplan::onnx_rules {
@@ -14,6 +18,12 @@ std::string target(const PlanState& s) {
   return s.plan["deployment_target"].is_string() ? s.plan["deployment_target"].get<std::string>() : "";
 }
 std::string arch(const PlanState& s) { return onnx_facts(s)["architecture_guess"].get<std::string>(); }
+// The architecture the rules plan for: the guess, or "mlp" for a plain stack
+// of Gemm/MatMul layers (architecture_guess "unknown", but no question to ask).
+std::string plan_arch(const PlanState& s) {
+  std::string a = arch(s);
+  return a == "unknown" && onnx_facts(s).value("architecture_detail", "") == "mlp" ? "mlp" : a;
+}
 const Json* preset(const PlanState& s) {
   return s.plan["preset"].is_string() ? s.cat.onnx_preset(s.plan["preset"].get<std::string>()) : nullptr;
 }
@@ -46,6 +56,19 @@ void refuse_already_quantized(PlanState& s) {
   const Json& o = onnx_facts(s);
   if (!o["has_qdq_already"].get<bool>() && !o["has_quark_custom_ops"].get<bool>()) return;
   s.refused = true;
+  // Name the form actually found and its own route back to float (a dynamic
+  // model has no QDQ pairs to remove).
+  const Json forms = o.value("quantized_forms", Json::array());
+  if (!forms.empty()) {
+    std::vector<std::string> labels, routes;
+    for (const auto& f : forms) {
+      labels.push_back(f["label"].get<std::string>() + ": " + join(string_list(f["ops"])));
+      routes.push_back(f["recovery"].get<std::string>());
+    }
+    s.refusal = "The model is already quantized (" + join(labels, "; ") + "): no plan is produced. Recovery: " + join(routes, " ") +
+                " Then run `quarkplan intake` on the float model.";
+    return;
+  }
   s.refusal = "The model is already quantized (" + join(string_list(o["quantized_op_types"])) +
               "): no plan is produced. Recovery: start from the float model, or remove the existing QDQ with "
               "`python -m quark.onnx.tools.remove_qdq` (Quark 0.12 ships remove_qdq_between_ops), then run "
@@ -80,7 +103,7 @@ void resolve_target(PlanState& s) {
 }
 
 void architecture_known(PlanState& s) {
-  if (arch(s) != "unknown") return;
+  if (plan_arch(s) != "unknown") return;
   if (s.choice("preset")) {
     s.risk("onnx.architecture.known", "medium", "The architecture is unknown (op histogram: " + histogram(s) + "); the preset is your choice.",
            "Check the preset suits the model's dominant ops.");
@@ -100,7 +123,9 @@ void choose_preset(PlanState& s) {
       s.reason("preset", "onnx.preset.choose", "Your choice");
     return;
   }
-  std::string t = target(s), a = arch(s), goal = s.req.goal.empty() ? "balanced" : s.req.goal;
+  std::string t = target(s), a = plan_arch(s), goal = s.req.goal.empty() ? "balanced" : s.req.goal;
+  // A preset whose op types the model does not hold would quantize nothing.
+  auto touches = [&](const Json& p) { return preset_weights(s.analysis, s.cat, p).touches_anything(); };
   if (t.empty() || a == "unknown") {
     s.plan["preset"] = nullptr;
     s.reason("preset", "onnx.preset.choose", t.empty() ? "Waits for the deployment target" : "Waits for the architecture");
@@ -114,14 +139,14 @@ void choose_preset(PlanState& s) {
     if (row["architecture"] != "*" && row["architecture"] != a) continue;
     for (const auto& p : row["presets"]) {
       const Json* pj = s.cat.onnx_preset(p);
-      if (!pj || !s.cat.preset_allowed_on(*pj, t)) continue;
+      if (!pj || !s.cat.preset_allowed_on(*pj, t) || !touches(*pj)) continue;
       if ((*pj)["needs_custom_ops"].get<bool>() && s.req.custom_ops_compile_ok == false) continue;
       s.plan["preset"] = p;
       std::vector<std::string> alts;
       for (const auto& q : row["presets"])
         if (q != p) alts.push_back(q);
       s.reason("preset", "onnx.preset.choose",
-               "Quark's planning guide: \"" + row["intent"].get<std::string>() + "\" for a " + a + " model" +
+               "Quark's planning guide: \"" + row["intent"].get<std::string>() + "\", for " + (a == "mlp" ? std::string("an MLP") : "a " + a + " model") +
                    (alts.empty() ? "" : "; alternative: " + join(alts)));
       return;
     }
@@ -129,10 +154,19 @@ void choose_preset(PlanState& s) {
   // Else the analysis' narrowed candidates (already filtered by target and custom ops).
   for (const auto& p : s.cat.onnx_preset_candidates(t, a)) {
     const Json* pj = s.cat.onnx_preset(p);
-    if (!pj || !s.cat.preset_allowed_on(*pj, t)) continue;
+    if (!pj || !s.cat.preset_allowed_on(*pj, t) || !touches(*pj)) continue;
     if ((*pj)["needs_custom_ops"].get<bool>() && s.req.custom_ops_compile_ok == false) continue;
     s.plan["preset"] = p;
     s.reason("preset", "onnx.preset.choose", "First of the candidates for " + t + " x " + a + (candidates.empty() ? "" : " (" + join(candidates) + ")"));
+    return;
+  }
+  // Nothing fits the model's ops: keep the target's first preset, so the
+  // op-type check below explains the conflict and its way out.
+  for (const auto& p : s.cat.onnx_preset_candidates(t, a)) {
+    const Json* pj = s.cat.onnx_preset(p);
+    if (!pj || !s.cat.preset_allowed_on(*pj, t)) continue;
+    s.plan["preset"] = p;
+    s.reason("preset", "onnx.preset.choose", "First of the candidates for " + t + " x " + a);
     return;
   }
   s.plan["preset"] = nullptr;
@@ -148,7 +182,8 @@ void preset_known(PlanState& s) {
 void target_gate(PlanState& s) {
   const Json* p = preset(s);
   std::string t = target(s);
-  if (!p || t.empty() || s.cat.preset_allowed_on(*p, t)) return;
+  if (!p || t.empty()) return;
+  if (s.cat.preset_allowed_on(*p, t)) return;
   const Json& tj = *s.cat.onnx_target(t);
   std::string name = (*p)["name"];
   std::string why;
@@ -179,9 +214,88 @@ void custom_ops_gate(PlanState& s) {
   }
 }
 
+// NPU presets on the CPU: ONNX Runtime runs their QDQ models (the usual
+// accuracy check on a PC), so they are a risk, not a refusal.
+void npu_preset_off_npu(PlanState& s) {
+  const Json* p = preset(s);
+  std::string t = target(s);
+  if (!p || t.empty() || !s.cat.onnx_target(t)) return;
+  const Json& tj = *s.cat.onnx_target(t);
+  std::string fam = (*p)["family"];
+  if (tj.contains("emulated_families") && tj["emulated_families"].contains(fam))
+    s.risk("onnx.target.npu_preset_off_npu", "medium",
+           (*p)["name"].get<std::string>() + " on " + t + ": " + tj["emulated_families"][fam].get<std::string>(),
+           "Keep it to check the NPU model's accuracy; for CPU deployment prefer " + tj["closest_alternative"].get<std::string>() + ".");
+}
+
+namespace {
+
+std::string op_summary(const PlanState& s) {
+  std::vector<std::string> parts;
+  const Json& by = s.analysis["quantization_targets"].value("weights_by_op_type", Json::object());
+  for (auto& [op, e] : by.items())
+    if (e.value("weighted_nodes", uint64_t{0}) > 0) parts.push_back(op + " x" + std::to_string(e["weighted_nodes"].get<uint64_t>()));
+  return parts.empty() ? "no weighted ops at all" : "weights feed " + join(parts);
+}
+
+// The first preset (target, preset) that fits the model's ops: the chosen
+// target's candidates first, then the other targets'.
+std::pair<std::string, std::string> fitting_alternative(const PlanState& s, const std::string& t) {
+  std::vector<std::string> targets = {t};
+  for (const auto& tj : s.cat.onnx()["deployment_targets"])
+    if (tj["name"] != t) targets.push_back(tj["name"]);
+  for (const auto& tt : targets) {
+    std::vector<std::string> names = s.cat.onnx_preset_candidates(tt, plan_arch(s));
+    for (const auto& n : s.cat.onnx_preset_names()) names.push_back(n);
+    for (const auto& n : names) {
+      const Json* pj = s.cat.onnx_preset(n);
+      if (!pj || !s.cat.preset_allowed_on(*pj, tt) || (*pj)["needs_custom_ops"].get<bool>()) continue;
+      if (preset_weights(s.analysis, s.cat, *pj).touches_anything()) return {tt, n};
+    }
+  }
+  return {"", ""};
+}
+
+}  // namespace
+
+// A preset whose op types do not occur in the model (outside or inside
+// subgraphs) would confirm a plan that quantizes nothing.
+void op_types_present(PlanState& s) {
+  const Json* p = preset(s);
+  if (!p) return;
+  PresetWeights w = preset_weights(s.analysis, s.cat, *p);
+  if (w.touches_anything()) return;
+  std::string t = target(s), name = (*p)["name"];
+  auto [alt_t, alt_p] = fitting_alternative(s, t);
+  std::string alt = alt_p.empty() ? "a float deployment (no preset fits)" : alt_t == t ? alt_p : "--target " + alt_t + " with " + alt_p;
+  bool user_preset = s.choice("preset") != nullptr;
+  s.conflict("onnx.preset.op_types_present", user_preset || alt_t == t ? "preset" : "deployment_target",
+             "Preset " + name + " quantizes " + w.label + ", and this model has none (" + op_summary(s) +
+                 "): the plan would leave every weight in float.",
+             alt);
+}
+
+// The intake's recurrent finding reaches the plan.
+void recurrent_risk(PlanState& s) {
+  if (arch(s) != "recurrent") return;
+  for (const auto& r : s.analysis["risks"])
+    if (r.value("rule", "") == "onnx.intake.recurrent_ops") {
+      s.risk("onnx.recurrent.risk", r["severity"], r["message"], r["recovery_hint"]);
+      return;
+    }
+  s.risk("onnx.recurrent.risk", "medium", "The model is recurrent: Quark's standard presets leave LSTM/GRU/RNN cells in float.",
+         "Expect a smaller speed-up and validate on long sequences.");
+}
+
 void npu_flags_tied(PlanState& s) {
   std::string t = target(s);
   bool cnn = t == "npu_cnn", tr = t == "npu_transformer";
+  // An NPU preset checked on the CPU keeps its NPU mode: the point is to run
+  // the very model the NPU would get (catalog: emulated_families).
+  if (const Json* p = preset(s); p && t == "cpu") {
+    cnn = cnn || (*p)["enable_npu_cnn"].get<bool>();
+    tr = tr || (*p)["enable_npu_transformer"].get<bool>();
+  }
   for (auto [key, want] : {std::pair<const char*, bool>{"onnx_specific.enable_npu_cnn", cnn}, {"onnx_specific.enable_npu_transformer", tr}}) {
     if (const Json* c = s.choice(key); c && c->is_boolean() && c->get<bool>() != want)
       s.conflict("onnx.npu.flags_tied", key, std::string(key) + " must equal (deployment_target == " + (cnn || std::string(key).find("cnn") != std::string::npos ? "npu_cnn" : "npu_transformer") + ").",
@@ -189,8 +303,11 @@ void npu_flags_tied(PlanState& s) {
   }
   spec(s)["enable_npu_cnn"] = cnn;
   spec(s)["enable_npu_transformer"] = tr;
-  s.reason("onnx_specific.enable_npu_cnn", "onnx.npu.flags_tied", cnn ? "Target is npu_cnn" : "Tied to the target: only npu_cnn");
-  s.reason("onnx_specific.enable_npu_transformer", "onnx.npu.flags_tied", tr ? "Target is npu_transformer" : "Tied to the target: only npu_transformer");
+  s.reason("onnx_specific.enable_npu_cnn", "onnx.npu.flags_tied",
+           cnn ? (t == "npu_cnn" ? "Target is npu_cnn" : "The NPU CNN model, run on the CPU to check its accuracy") : "Tied to the target: only npu_cnn");
+  s.reason("onnx_specific.enable_npu_transformer", "onnx.npu.flags_tied",
+           tr ? (t == "npu_transformer" ? "Target is npu_transformer" : "The NPU transformer model, run on the CPU to check its accuracy")
+              : "Tied to the target: only npu_transformer");
 }
 
 void calibration_method(PlanState& s) {
@@ -489,6 +606,82 @@ void op_types(PlanState& s) {
   s.reason("onnx_specific.op_types_to_quantize", "onnx.op_types.check", "Your choice; every op type is in the graph");
 }
 
+namespace {
+
+// Presets that calibrate integer activations: the ones whose method step 4 tunes.
+bool calibrated_integer(const std::string& family) {
+  return family == "int8" || family == "int16" || family == "int8_cnn" || family == "int16_cnn" || family == "npu_transformer";
+}
+
+const Json* weight_stats_of(const PlanState& s) {
+  return s.analysis.contains("weight_stats") && s.analysis["weight_stats"].is_object() ? &s.analysis["weight_stats"] : nullptr;
+}
+
+}  // namespace
+
+// Planning guide step 4: Percentile for outlier-heavy transformers.
+void outlier_percentile(PlanState& s) {
+  if (s.choice("calibration.method") || target(s) == "npu_cnn" || plan_arch(s) != "transformer" || !calibrated_integer(family(s))) return;
+  const Json* ws = weight_stats_of(s);
+  if (!ws || (*ws)["outlier_modules"].empty() || (*ws)["top_modules"].empty() || !(*ws).value("outlier_max_over_std", Json()).is_number()) return;
+  const Json& top = (*ws)["top_modules"][0];
+  s.plan["calibration"]["method"] = "Percentile";
+  s.reason("calibration.method", "onnx.calibration.outlier_percentile",
+           "Quark's planning guide, step 4: Percentile for outlier-heavy transformers (--weight-stats: " +
+               std::to_string((*ws)["outlier_modules"].size()) + " layers beyond " +
+               std::to_string(std::llround(std::min((*ws)["outlier_max_over_std"].get<double>(), 1e9))) + " sigma, e.g. " +
+               top["module"].get<std::string>() + " at " + top["max_over_std"].dump() + " sigma)");
+}
+
+// Planning guide step 4: LayerWisePercentile when accuracy is critical.
+void layerwise_percentile(PlanState& s) {
+  if (s.choice("calibration.method") || s.req.goal != "accuracy" || target(s) == "npu_cnn" || plan_arch(s) != "transformer" ||
+      !calibrated_integer(family(s)))
+    return;
+  s.plan["calibration"]["method"] = "LayerWisePercentile";
+  const Json* ws = weight_stats_of(s);
+  s.reason("calibration.method", "onnx.calibration.layerwise_percentile",
+           "Quark's planning guide, step 4: LayerWisePercentile when accuracy is critical (--goal accuracy): a percentile per tensor" +
+               std::string(ws && !(*ws)["outlier_modules"].empty() ? ", for a transformer whose weights carry outliers" : "") +
+               "; calibration takes longer and more memory");
+}
+
+// Layers whose weights make INT8 risky stay in float (a suggestion the user
+// confirms with the plan).
+void exclude_outlier_layers(PlanState& s) {
+  const Json* ws = weight_stats_of(s);
+  const Json* p = preset(s);
+  if (!ws || !p || s.choice("onnx_specific.nodes_to_exclude")) return;
+  const Json& pol = s.cat.onnx()["weight_stats_policy"];
+  const Json& int8 = pol["int8_weight_types"];
+  if (!std::count(int8.begin(), int8.end(), (*p)["weight_type"])) return;
+  std::vector<std::string> names = string_list(onnx_facts(s).value("node_names", Json::array()));
+  std::set<std::string> known(names.begin(), names.end());
+  PresetWeights w = preset_weights(s.analysis, s.cat, *p);
+  double limit = pol["exclude_max_over_std"].get<double>();
+  size_t cap = std::max<size_t>(1, static_cast<size_t>(static_cast<double>(w.main_nodes + w.sub_nodes) * pol["max_excluded_share"].get<double>()));
+  std::vector<std::string> picked, shown;
+  for (const auto& m : (*ws)["top_modules"]) {
+    // null: the weights hold inf or NaN (JSON has no number for them) — always risky.
+    bool non_finite = !m["max_over_std"].is_number();
+    if ((!non_finite && m["max_over_std"].get<double>() <= limit) || !m.contains("op_type") || !known.count(m["module"])) continue;
+    if (picked.size() == cap) break;
+    picked.push_back(m["module"]);
+    shown.push_back(m["module"].get<std::string>() + " (" + m["max_over_std"].dump() + " sigma)");
+  }
+  if (picked.empty()) return;
+  std::string why = "--weight-stats: max |w| beyond " + std::to_string(static_cast<int>(limit)) + " standard deviations in " + join(shown) +
+                    "; one INT8 scale per tensor would leave most weights on a few levels";
+  if (target(s) == "npu_cnn") {
+    // Excluded nodes split the NPU graph into CPU islands: name them instead.
+    s.risk("onnx.weight_stats.exclude_outliers", "medium", "Weights that make INT8 risky: " + join(shown) + ".",
+           "If accuracy drops, exclude them (--exclude NODE) at the cost of CPU fallbacks, or try XINT8_ADAROUND.");
+    return;
+  }
+  spec(s)["nodes_to_exclude"] = picked;
+  s.reason("onnx_specific.nodes_to_exclude", "onnx.weight_stats.exclude_outliers", why + ": kept in float (edit the list or set it to [] to quantize them)");
+}
+
 void opset_upgrade(PlanState& s) {
   for (const auto& o : onnx_facts(s)["opsets"])
     if (o["domain"] == "ai.onnx" && o["version"].get<int64_t>() < 13 && !s.choice("onnx_specific.extra_options.ConvertOpsetVersion")) {
@@ -500,10 +693,79 @@ void opset_upgrade(PlanState& s) {
 
 void dynamic_dims_npu(PlanState& s) {
   std::string t = target(s);
+  const Json inputs = onnx_facts(s).value("inputs", Json::array());
+  auto dynamic_dim = [](const Json& d) { return !d.is_number_integer() || d.get<int64_t>() <= 0; };
+  auto input_text = [&](const Json& in) {
+    std::string dims;
+    if (!in["shape"].is_array()) return in["name"].get<std::string>() + ":[?]";
+    for (const auto& d : in["shape"]) dims += (dims.empty() ? "" : ",") + (dynamic_dim(d) ? "?" : std::to_string(d.get<int64_t>()));
+    return in["name"].get<std::string>() + ":[" + dims + "]";
+  };
+  // A FixShapes answer must name the model's inputs (or outputs) with their rank.
+  if (const Json* c = s.choice("onnx_specific.extra_options.FixShapes")) {
+    if (!c->is_string()) {
+      s.error("extra option FixShapes takes a string like 'x:[1,3,224,224]', not " + c->dump());
+      return;
+    }
+    std::vector<FixedShape> shapes;
+    try {
+      shapes = parse_fix_shapes(*c);
+    } catch (const std::invalid_argument& e) {
+      s.error(e.what());
+      return;
+    }
+    std::map<std::string, const Json*> known;
+    for (const auto& in : inputs) known[in["name"]] = &in;
+    const Json outputs = onnx_facts(s).value("outputs", Json::array());
+    for (const auto& out : outputs) known.emplace(out["name"], &out);
+    std::vector<std::string> names;
+    for (auto& [n, j] : known) names.push_back(n);
+    std::set<std::string> fixed;
+    for (const auto& fs : shapes) {
+      auto it = known.find(fs.name);
+      if (it == known.end()) {
+        s.error("FixShapes names '" + fs.name + "', which is not an input or output of the model" + did_you_mean(fs.name, names) +
+                "; inputs: " + [&] { std::vector<std::string> v; for (const auto& in : inputs) v.push_back(input_text(in)); return join(v, "; "); }());
+        continue;
+      }
+      const Json& shape = (*it->second)["shape"];
+      if (shape.is_array() && shape.size() != fs.dims.size()) {
+        s.error("FixShapes gives '" + fs.name + "' " + std::to_string(fs.dims.size()) + " dimensions, but it has " + std::to_string(shape.size()) +
+                " (" + input_text(*it->second) + ")");
+        continue;
+      }
+      if (shape.is_array())
+        for (size_t i = 0; i < fs.dims.size(); ++i)
+          if (!dynamic_dim(shape[i]) && shape[i].get<int64_t>() != fs.dims[i])
+            s.error("FixShapes sets dimension " + std::to_string(i) + " of '" + fs.name + "' to " + std::to_string(fs.dims[i]) +
+                    ", but the model fixes it at " + shape[i].dump());
+      fixed.insert(fs.name);
+    }
+    spec(s)["extra_options"]["FixShapes"] = format_fix_shapes(shapes);
+    s.reason("onnx_specific.extra_options.FixShapes", "onnx.npu.static_shapes", "Your deployment shapes, checked against the model's inputs");
+    std::vector<std::string> left;
+    for (const auto& in : inputs) {
+      bool dyn = !in["shape"].is_array();
+      if (!dyn)
+        for (const auto& d : in["shape"]) dyn = dyn || dynamic_dim(d);
+      if (dyn && !fixed.count(in["name"])) left.push_back(input_text(in));
+    }
+    if (!left.empty() && (t == "npu_cnn" || t == "npu_transformer"))
+      s.question("FixShapes leaves dynamic inputs unfixed: " + join(left, "; ") + ". Give their deployment sizes too (each ? a positive integer).");
+    return;
+  }
   if ((t != "npu_cnn" && t != "npu_transformer") || !onnx_facts(s)["has_dynamic_dims"].get<bool>()) return;
-  if (s.choice("onnx_specific.extra_options.FixShapes")) return;
-  s.question("The NPU needs static shapes and the inputs have dynamic dimensions: give the deployment shapes with "
-             "--set onnx_specific.extra_options.FixShapes='input:[1,3,224,224]' (or run quark.onnx.tools.fix_shapes and re-run intake).");
+  // Name the real inputs with their known dims; ask only for the dynamic ones.
+  std::vector<std::string> dyn, fixed;
+  for (const auto& in : inputs) {
+    bool d = !in["shape"].is_array();
+    if (!d)
+      for (const auto& x : in["shape"]) d = d || dynamic_dim(x);
+    (d ? dyn : fixed).push_back(input_text(in));
+  }
+  s.question("The NPU needs static shapes. Dynamic inputs: " + join(dyn, "; ") + (fixed.empty() ? "" : " (already static: " + join(fixed, "; ") + ")") +
+             ". Give each ? its deployment size with --set onnx_specific.extra_options.FixShapes='" + join(dyn, ";") +
+             "' (the ? replaced), or run quark.onnx.tools.fix_shapes and re-run intake.");
 }
 
 void fp16_model(PlanState& s) {
@@ -516,9 +778,36 @@ void fp16_model(PlanState& s) {
 
 void subgraphs(PlanState& s) {
   if (onnx_facts(s)["subgraph_count"].get<uint64_t>() == 0) return;
-  if (s.choice("onnx_specific.extra_options.EnableSubgraph")) return;
-  s.risk("onnx.subgraphs", "low",
-         "Ops inside If/Loop/Scan subgraphs stay in float unless EnableSubgraph is set.",
+  const Json* p = preset(s);
+  PresetWeights w = p ? preset_weights(s.analysis, s.cat, *p) : PresetWeights{};
+  const Json* c = s.choice("onnx_specific.extra_options.EnableSubgraph");
+  bool declined = c && c->is_boolean() && !c->get<bool>();
+  if (w.recurses_into_subgraphs) return;  // MatMulNBits walks If/Loop bodies by itself
+  std::string name = p ? (*p)["name"].get<std::string>() : "";
+  if (w.only_in_subgraphs()) {
+    std::string where = std::to_string(w.sub_params) + " weights (" + std::to_string(w.sub_nodes) + " nodes) that " + name +
+                        " quantizes all sit inside If/Loop/Scan bodies";
+    if (declined) {
+      s.risk("onnx.subgraphs", "high", "The " + where + ", and EnableSubgraph is off: the plan quantizes nothing.",
+             "Set EnableSubgraph=true, or quantize a model exported without control flow.");
+      return;
+    }
+    if (!c) {
+      spec(s)["extra_options"]["EnableSubgraph"] = true;
+      s.reason("onnx_specific.extra_options.EnableSubgraph", "onnx.subgraphs",
+               "The " + where + ": Quark quantizes them only with EnableSubgraph");
+    }
+    if (p && !(*p)["dynamic"].get<bool>())
+      s.risk("onnx.subgraphs", "medium",
+             "Quark (after ONNX Runtime) documents EnableSubgraph as supported in dynamic mode; static QDQ inside If bodies is not documented.",
+             "Check the quantized model holds QDQ nodes inside its If bodies; if not, use UINT8_DYNAMIC_QUANT (cpu) or a model exported without If.");
+    return;
+  }
+  if (c) return;
+  if (w.known && w.sub_params == 0) return;  // nothing the preset quantizes lives in a subgraph
+  std::string what = w.known ? std::to_string(w.sub_params) + " of the preset's weights (" + std::to_string(w.sub_nodes) + " nodes) sit"
+                             : "Ops sit";
+  s.risk("onnx.subgraphs", "low", what + " inside If/Loop/Scan subgraphs and stay in float unless EnableSubgraph is set.",
          "--set onnx_specific.extra_options.EnableSubgraph=true to quantize them too.");
 }
 
@@ -531,7 +820,35 @@ void extra_options(PlanState& s) {
     return (t == "boolean" && v.is_boolean()) || (t == "string" && v.is_string()) || (t == "integer" && v.is_number_integer()) ||
            (t == "number" && v.is_number()) || (t == "array" && v.is_array()) || (t == "object" && v.is_object());
   };
+  // Keys Quark would overwrite or ignore for this plan are refused, not kept.
+  const Json& ru = s.cat.onnx()["extra_option_rules"];
+  const Json* p = preset(s);
+  bool qconfig_route = p && (*p)["quark_api"]["route"] == "qconfig" && !spec(s)["enable_npu_transformer"].get<bool>();
   auto set = [&](const std::string& key, const Json& value) {
+    if (ru["overwritten_on_qconfig"].contains(key) && (qconfig_route || !known.contains(key))) {
+      s.error("extra option " + key + " would be ignored: Quark takes it from " + ru["overwritten_on_qconfig"][key].get<std::string>() +
+              (key == "EnableNPUTransformer" ? " (choose --target npu_transformer and an INT8/INT16_TRANSFORMER preset)" : "") +
+              "; choose a preset whose spec has the symmetry you want");
+      return;
+    }
+    if (ru["needs_algorithm"].contains(key)) {
+      std::vector<std::string> need = string_list(ru["needs_algorithm"][key]);
+      bool have = false;
+      for (const auto& a : need) {
+        have = have || std::count(s.plan["algorithms"].begin(), s.plan["algorithms"].end(), a) > 0;
+        if (p && (*p)["fast_finetune"] == a) have = true;
+        if (p && a == "AutoMixprecision" && (*p)["auto_mixprecision"].get<bool>()) have = true;
+      }
+      if (!have) {
+        s.error("extra option " + key + " does nothing without " + join(need, " or ") + " in the algorithms (Quark reads it only for them); add --algorithm " +
+                need[0] + " instead");
+        return;
+      }
+    }
+    if (key == "EnableNPUCnn") {
+      s.error("extra option EnableNPUCnn follows onnx_specific.enable_npu_cnn, which is tied to the deployment target; set the target instead");
+      return;
+    }
     if (!known.contains(key)) {
       s.error("unknown extra option '" + key + "'" + did_you_mean(key, names));
       return;
@@ -556,14 +873,47 @@ void extra_options(PlanState& s) {
 
 void execution_providers(PlanState& s) {
   std::string t = target(s);
-  Json eps = t.empty() ? Json::array({"CPUExecutionProvider"}) : (*s.cat.onnx_target(t))["execution_providers"];
+  const Json* tj = t.empty() ? nullptr : s.cat.onnx_target(t);
+  Json eps = tj ? (*tj)["execution_providers"] : Json::array({"CPUExecutionProvider"});
+  bool chosen = false;
   if (const Json* c = s.choice("onnx_specific.execution_providers"); c && c->is_array()) {
     eps = *c;
-    s.reason("onnx_specific.execution_providers", "onnx.execution_providers", "Your choice");
-  } else {
-    s.reason("onnx_specific.execution_providers", "onnx.execution_providers", t.empty() ? "CPU until the target is known" : "The providers of " + t);
+    chosen = true;
+  }
+  // The install result says which providers this onnxruntime has: calibration
+  // can only use those, and the target's own must be there to run the result.
+  std::string why = chosen ? "Your choice" : t.empty() ? "CPU until the target is known" : "The calibration providers of " + t;
+  if (s.req.available_providers && tj) {
+    const auto& have = *s.req.available_providers;
+    auto present = [&](const std::string& ep) { return std::count(have.begin(), have.end(), ep) > 0; };
+    Json usable = Json::array();
+    std::vector<std::string> missing;
+    for (const auto& ep : eps) {
+      if (present(ep)) usable.push_back(ep);
+      else missing.push_back(ep.get<std::string>());
+    }
+    if (!missing.empty() && !chosen) {
+      eps = usable.empty() ? Json::array({"CPUExecutionProvider"}) : usable;
+      why += "; " + join(missing) + " missing from this onnxruntime (onnx_install_result.json), so calibration runs on " + join(string_list(eps));
+    }
+    std::vector<std::string> deploy = string_list(tj->value("deployment_execution_providers", Json::array()));
+    bool any = deploy.empty();
+    for (const auto& d : deploy) any = any || present(d);
+    if (!any) {
+      bool npu = t == "npu_cnn" || t == "npu_transformer";
+      s.risk("onnx.execution_providers", npu ? "medium" : "high",
+             "The onnxruntime in onnx_install_result.json has " + join(have) + ", but target " + t + " runs on " + join(deploy, " or ") +
+                 (npu ? ": this machine can quantize, not run the NPU model." : ": the quantized model cannot run on " + t + " here, and calibration falls back to the CPU."),
+             npu ? "Check the quantized model on the Ryzen AI machine (VitisAIExecutionProvider)."
+                 : "Install the onnxruntime build with " + deploy[0] + " (quark-onnx-install), then re-run with the new install result.");
+    }
+    if (chosen)
+      for (const auto& m : missing)
+        s.risk("onnx.execution_providers", "high", "You chose " + m + ", which this onnxruntime does not have (onnx_install_result.json).",
+               "Pick from " + join(have) + ", or install a build that has it.");
   }
   spec(s)["execution_providers"] = eps;
+  s.reason("onnx_specific.execution_providers", "onnx.execution_providers", why);
 }
 
 void evaluation_intent(PlanState& s) {

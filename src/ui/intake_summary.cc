@@ -65,7 +65,14 @@ std::string render_intake_summary(const Json& a, const Style& st) {
       if (op["domain"] == "ai.onnx") ai = std::to_string(op["version"].get<int64_t>());
     out += fmt::format("  IR / Opset:        ir={}, ai.onnx={}  (custom domains: {})\n", o["ir_version"].get<int64_t>(), ai,
                        o["custom_domains"].empty() ? "None" : join(o["custom_domains"]));
-    out += fmt::format("  Architecture:      {}\n", o["architecture_guess"].get<std::string>());
+    {
+      // The detail says what the guess cannot: an MLP, or an unrolled recurrent cell.
+      std::string guess = o["architecture_guess"], detail = o.value("architecture_detail", guess);
+      static const std::map<std::string, std::string> said = {{"mlp", "an MLP: Gemm/MatMul layers without attention"},
+                                                               {"unrolled_recurrent", "recurrent cells unrolled into Gemm/Sigmoid/Tanh"}};
+      auto it = said.find(detail);
+      out += fmt::format("  Architecture:      {}{}\n", guess, detail != guess && it != said.end() ? " (" + it->second + ")" : "");
+    }
     out += fmt::format("  Nodes:             {} ({} subgraphs)   layout: {}\n", o["node_count"].get<uint64_t>(),
                        o["subgraph_count"].get<uint64_t>(), o["input_layout_guess"].get<std::string>());
     bool first = true;

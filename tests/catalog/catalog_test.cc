@@ -61,3 +61,16 @@ TEST(Catalog, DirectoryOverridesAFileAndIsValidated) {
   EXPECT_THROW(Catalog::load(bad.path().string()), quarkplan::InputError);
   EXPECT_THROW(Catalog::load((d / "missing").string()), quarkplan::InputError);
 }
+
+// Every spec class a preset prints is described (module, defaults), and every
+// QConfig-route preset names both specs: explain needs them.
+TEST(Catalog, OnnxQuarkApiIsComplete) {
+  const auto& c = quarkplan::Catalog::load().onnx();
+  for (const auto& p : c["presets"]) {
+    const auto& api = p["quark_api"];
+    if (api["route"] != "qconfig") continue;
+    for (const char* role : {"input_tensors", "weight"})
+      EXPECT_TRUE(c["spec_classes"].contains(api[role]["class"].get<std::string>())) << p["name"] << " " << role;
+  }
+  for (const auto& m : c["calibration_methods"]) EXPECT_TRUE(m.contains("legacy")) << m["name"];
+}

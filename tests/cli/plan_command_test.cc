@@ -67,7 +67,10 @@ TEST(PlanCommand, AlreadyQuantizedIsRefusedWithExit4) {
   TempDir d;
   RunResult r = run_quarkplan({"plan", real_model("imgly-background-removal-data-1.4.5/small.onnx").string(), "--target", "cpu", "--yes"}, d.path());
   EXPECT_EQ(r.exit_code, 4);
-  EXPECT_NE(r.err.find("remove_qdq"), std::string::npos);
+  // The refusal names the form found (dynamic quantization) and its own route back, not QDQ removal.
+  EXPECT_NE(r.err.find("dynamic quantization"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ConvInteger"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("remove_qdq"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(d / "quant_plan.json"));
 }
 
@@ -151,9 +154,15 @@ TEST(PlanCommand, OnnxExplainShowsTheQConfig) {
   TempDir d;
   ASSERT_EQ(run_quarkplan({"plan", ocr_det().string(), "--target", "cpu", "--yes"}, d.path()).exit_code, 0);
   Json j = Json::parse(run_quarkplan({"explain", "quant_plan.json", "--json"}, d.path()).out);
-  EXPECT_EQ(j["invocation"]["qconfig"]["preset"], "INT8_CNN_DEFAULT");
-  EXPECT_EQ(j["invocation"]["qconfig"]["algo_config"], Json::array({"CLEConfig()"}));
-  EXPECT_EQ(j["invocation"]["qconfig"]["EnableNPUCnn"], false);
+  const Json& q = j["invocation"]["qconfig"];
+  EXPECT_EQ(q["preset"], "INT8_CNN_DEFAULT");
+  EXPECT_EQ(q["route"], "qconfig");
+  EXPECT_EQ(q["qconfig"]["algo_config"][0]["class"], "CLEConfig");
+  EXPECT_EQ(q["qconfig"]["global_config"]["input_tensors"]["class"], "UInt8Spec");
+  EXPECT_EQ(q["qconfig"]["extra_options"]["EnableNPUCnn"], false);
+  std::string text = j["invocation"]["text"];
+  EXPECT_NE(text.find("input_tensors=UInt8Spec(calibration_method=CalibMethod.MinMax)"), std::string::npos) << text;
+  EXPECT_NE(text.find("algo_config=[CLEConfig()]"), std::string::npos) << text;
 }
 
 TEST(PlanCommand, PlanFromAnAnalysisFile) {

