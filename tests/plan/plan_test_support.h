@@ -54,45 +54,52 @@ inline const quarkplan::Json& transformer_analysis() {
   return a;
 }
 
-// The same transformer with real-valued weights (a deterministic bell curve)
-// and one spike in layer 3's q_proj, analysed with --weight-stats.
+// The same transformer (hidden size 128) with real-valued weights (a
+// deterministic bell curve) and one spike in layer `spike_layer`'s q_proj:
+// the model bytes. The rule docs' examples use a two-layer one
+// (tests/data/docs/outlier_transformer.onnx).
+inline std::string outlier_transformer_onnx(int layers, int spike_layer) {
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {"1", "16", "128"});
+  std::string prev = "x";
+  uint32_t seed = 12345;
+  auto fill = [&](onnx::TensorProto* t, bool spike) {
+    std::string raw(128 * 128 * 4, '\0');
+    for (size_t i = 0; i < 128 * 128; ++i) {
+      float v = 0;
+      for (int k = 0; k < 4; ++k) {  // sum of uniforms: close to normal
+        seed = seed * 1664525u + 1013904223u;
+        v += static_cast<float>(seed >> 8) / 16777216.0f - 0.5f;
+      }
+      v *= 0.02f;
+      if (spike && i == 7) v = 5.0f;
+      std::memcpy(&raw[i * 4], &v, 4);
+    }
+    t->set_raw_data(raw);
+  };
+  for (int i = 0; i < layers; ++i) {
+    std::string l = "/layers." + std::to_string(i), p = "l" + std::to_string(i) + ".";
+    for (const char* w : {"q", "k", "v", "o"}) fill(b.init(p + w, onnx::TensorProto::FLOAT, {128, 128}), i == spike_layer && std::string(w) == "q");
+    b.node("MatMul", l + "/q_proj/MatMul", {prev, p + "q"}, {p + "qo"});
+    b.node("MatMul", l + "/k_proj/MatMul", {prev, p + "k"}, {p + "ko"});
+    b.node("MatMul", l + "/v_proj/MatMul", {prev, p + "v"}, {p + "vo"});
+    b.node("Transpose", l + "/Transpose_k", {p + "ko"}, {p + "kt"});
+    b.node("MatMul", l + "/MatMul_qk", {p + "qo", p + "kt"}, {p + "s"});
+    b.node("Softmax", l + "/Softmax", {p + "s"}, {p + "a"});
+    b.node("MatMul", l + "/MatMul_av", {p + "a", p + "vo"}, {p + "av"});
+    b.node("MatMul", l + "/o_proj/MatMul", {p + "av", p + "o"}, {p + "m"});
+    b.node("Add", l + "/Add", {p + "m", prev}, {p + "r"});
+    prev = p + "r";
+  }
+  b.output(prev, onnx::TensorProto::FLOAT, {"1", "16", "128"});
+  return b.bytes();
+}
+
+// Eight layers, the spike in layer 3, analysed with --weight-stats.
 inline const quarkplan::Json& outlier_transformer_analysis() {
   static quarkplan::Json a = [] {
     TempDir d;
-    OnnxBuilder b;
-    b.input("x", onnx::TensorProto::FLOAT, {"1", "16", "128"});
-    std::string prev = "x";
-    uint32_t seed = 12345;
-    auto fill = [&](onnx::TensorProto* t, bool spike) {
-      std::string raw(128 * 128 * 4, '\0');
-      for (size_t i = 0; i < 128 * 128; ++i) {
-        float v = 0;
-        for (int k = 0; k < 4; ++k) {  // sum of uniforms: close to normal
-          seed = seed * 1664525u + 1013904223u;
-          v += static_cast<float>(seed >> 8) / 16777216.0f - 0.5f;
-        }
-        v *= 0.02f;
-        if (spike && i == 7) v = 5.0f;
-        std::memcpy(&raw[i * 4], &v, 4);
-      }
-      t->set_raw_data(raw);
-    };
-    for (int i = 0; i < 8; ++i) {
-      std::string l = "/layers." + std::to_string(i), p = "l" + std::to_string(i) + ".";
-      for (const char* w : {"q", "k", "v", "o"}) fill(b.init(p + w, onnx::TensorProto::FLOAT, {128, 128}), i == 3 && std::string(w) == "q");
-      b.node("MatMul", l + "/q_proj/MatMul", {prev, p + "q"}, {p + "qo"});
-      b.node("MatMul", l + "/k_proj/MatMul", {prev, p + "k"}, {p + "ko"});
-      b.node("MatMul", l + "/v_proj/MatMul", {prev, p + "v"}, {p + "vo"});
-      b.node("Transpose", l + "/Transpose_k", {p + "ko"}, {p + "kt"});
-      b.node("MatMul", l + "/MatMul_qk", {p + "qo", p + "kt"}, {p + "s"});
-      b.node("Softmax", l + "/Softmax", {p + "s"}, {p + "a"});
-      b.node("MatMul", l + "/MatMul_av", {p + "a", p + "vo"}, {p + "av"});
-      b.node("MatMul", l + "/o_proj/MatMul", {p + "av", p + "o"}, {p + "m"});
-      b.node("Add", l + "/Add", {p + "m", prev}, {p + "r"});
-      prev = p + "r";
-    }
-    b.output(prev, onnx::TensorProto::FLOAT, {"1", "16", "128"});
-    write_file(d / "t.onnx", b.bytes());
+    write_file(d / "t.onnx", outlier_transformer_onnx(8, 3));
     quarkplan::IntakeRequest req;
     req.model = (d / "t.onnx").string();
     req.weight_stats = true;

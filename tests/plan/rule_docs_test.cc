@@ -10,6 +10,7 @@
 #include <set>
 
 #include "intake/onnx_builder.h"
+#include "plan/plan_test_support.h"
 #include "plan/rule_docs.h"
 #include "plan/rules.h"
 #include "support/test_support.h"
@@ -158,8 +159,28 @@ const char* kMissingShardIndex = R"({
 }
 )";
 
+// quark-onnx-install's result (the fields of its published example) when the
+// CPU-only onnxruntime package was installed on a CUDA machine.
+const char* kCpuOnlyInstallResult = R"({
+  "status": "ok",
+  "onnxruntime_package": "onnxruntime",
+  "onnxruntime_version": "1.23.2",
+  "accelerator_tag": "cuda-12",
+  "onnx_version": "1.21.0",
+  "verification": {
+    "import_onnx_ok": true,
+    "import_onnxruntime_ok": true,
+    "available_providers": ["AzureExecutionProvider", "CPUExecutionProvider"],
+    "expected_provider_present": false,
+    "custom_ops_compile_ok": true
+  }
+}
+)";
+
 std::vector<std::pair<std::string, std::string>> fixtures() {
   return {{"tiny_attention.onnx", tiny_attention()},
+          {"outlier_transformer.onnx", outlier_transformer_onnx(2, 1)},
+          {"onnx_install_result_cpu.json", kCpuOnlyInstallResult},
           {"missing_external_data.onnx", missing_external_data()},
           {"tiny-llama-outliers/config.json", kTinyLlamaConfig},
           {"tiny-llama-outliers/model.safetensors", tiny_llama_safetensors()},
