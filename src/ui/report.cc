@@ -15,6 +15,7 @@
 #include "common/units.h"
 #include "intake/module_names.h"
 #include "plan/invocation.h"
+#include "plan/onnx_weights.h"
 #include "plan/planner.h"
 #include "plan/rule_docs.h"
 #include "plan/rules.h"
@@ -697,6 +698,22 @@ std::string onnx_ops(const Json& plan, const Json& analysis, const std::string& 
   const Json* qo = get(get(analysis, "quantization_targets"), "onnx_specific");
   const Json* ops = get(qo, "op_counts");
   const Json* spec = get(plan, "onnx_specific");
+  const Catalog& cat = Catalog::load(catalog_dir);
+  std::string preset = str(get(plan, "preset"));
+  const Json* pj = preset.empty() ? nullptr : cat.onnx_preset(preset);
+  // The weights the preset's quantizer takes (catalog preset_op_sets), from
+  // the analysis' weights per op type: main graph and If/Loop/Scan bodies.
+  std::optional<PresetWeights> pw;
+  if (const Json* wbo = get(get(analysis, "quantization_targets"), "weights_by_op_type"); pj && wbo && wbo->is_object()) {
+    bool shaped = true;
+    for (auto& [op, x] : wbo->items()) shaped = shaped && x.is_object();
+    try {
+      if (shaped) pw = preset_weights(analysis, cat, *pj);
+    } catch (const Json::exception&) {
+      pw.reset();  // counts of another type: say nothing rather than guess
+    }
+    if (pw && !pw->known) pw.reset();
+  }
   // The op types the plan quantizes: its own list, else the preset's kind.
   std::set<std::string> quantized;
   std::string why;
@@ -705,15 +722,12 @@ std::string onnx_ops(const Json& plan, const Json& analysis, const std::string& 
       if (x.is_string()) quantized.insert(x.get<std::string>());
     why = "the plan's op_types_to_quantize";
   } else {
-    const Catalog& cat = Catalog::load(catalog_dir);
-    std::string preset = str(get(plan, "preset"));
-    const Json* pj = preset.empty() ? nullptr : cat.onnx_preset(preset);
+    // A weights-only preset quantizes exactly its op set's weights.
     bool weights_only = pj && !(*pj)["activation_type"].is_string();
-    for (const auto& x : cat.onnx()["quantizable_op_types"]) {
-      std::string op = x.get<std::string>();
-      if (weights_only && op != "Conv" && op != "Gemm" && op != "MatMul" && op != "ConvTranspose") continue;
-      quantized.insert(op);
-    }
+    const Json& sets = cat.onnx()["preset_op_sets"];
+    std::string op_set = pj ? pj->value("op_set", "static") : "static";
+    const Json& pool = weights_only && sets.contains(op_set) ? sets[op_set]["ops"] : cat.onnx()["quantizable_op_types"];
+    for (const auto& x : pool) quantized.insert(x.get<std::string>());
     why = preset.empty() ? "the op types Quark's QDQ presets quantize (no preset chosen yet)"
                          : std::string(weights_only ? "the weighted op types " : "the op types ") + preset + " quantizes";
   }
@@ -735,7 +749,11 @@ std::string onnx_ops(const Json& plan, const Json& analysis, const std::string& 
       const auto& [op, n] = sorted[i];
       bool q = quantized.count(op) > 0;
       std::string weights;
-      if (auto wp = count(get(get(wbo, op), "weight_params")); wp && *wp) weights = format_params(*wp) + " weights";
+      if (auto wp = count(get(get(wbo, op), "weight_params")); wp && *wp) {
+        weights = format_params(*wp) + " weights";
+        if (auto sub = count(get(get(wbo, op), "weight_params_in_subgraphs")); sub && *sub)
+          weights += *sub >= *wp ? " (all in subgraphs)" : " (" + format_params(*sub) + " in subgraphs)";
+      }
       if (i < 24) {
         svg::Bar b;
         b.label = op + (q ? " (quantized)" : "");
@@ -758,6 +776,16 @@ std::string onnx_ops(const Json& plan, const Json& analysis, const std::string& 
     c.legend = {{"main", "quantized by the plan"}, {"muted", "stays in float"}};
     c.desc = "Horizontal bars, one per operator type: " + join(words, "; ") + ".";
     out += "<p>Highlighted: " + e(why) + ".</p>\n";
+    if (pw) {
+      uint64_t params = pw->main_params + pw->sub_params, nodes = pw->main_nodes + pw->sub_nodes;
+      out += "<p>" + e(preset) + " quantizes " + e(pw->label) + ": " +
+             (params ? e(format_params(params)) + " weights in " + with_commas(nodes) + (nodes == 1 ? " node" : " nodes") +
+                           (pw->sub_params ? (pw->main_params ? ", " + e(format_params(pw->sub_params)) + " of them" : ", all of them") +
+                                                 std::string(" inside If/Loop/Scan bodies")
+                                           : std::string())
+                     : std::string("this model holds none of them")) +
+             ".</p>\n";
+    }
     out += figure(svg::bar_chart(c), "Operator histogram (all graphs, subgraphs included); solid bars are quantized." +
                                          (rest_types ? " Not drawn: " + std::to_string(rest_types) + " more op types with " + with_commas(rest_nodes) + " nodes (see the table)." : std::string()));
     out += sortable_table("Operators", {"Op type", "Nodes", "Weights", "Quantized"}, rows, classes);
@@ -799,13 +827,24 @@ std::string onnx_ops(const Json& plan, const Json& analysis, const std::string& 
   for (const auto& i : items) out += i + "\n";
   if (auto sgc = count(get(get(get(analysis, "model"), "onnx_specific"), "subgraph_count")); sgc && *sgc) {
     bool on = truthy(get(get(spec, "extra_options"), "EnableSubgraph"));
-    out += "<p>The graph holds " + with_commas(*sgc) + " subgraphs (If/Loop/Scan): their ops " + (on ? "are quantized too (EnableSubgraph)." : "stay in float unless EnableSubgraph is set.") +
-           "</p>\n";
+    std::string text = "The graph holds " + with_commas(*sgc) + " subgraphs (If/Loop/Scan)";
+    if (!pw) {
+      text += std::string(": their ops ") + (on ? "are quantized too (EnableSubgraph)." : "stay in float unless EnableSubgraph is set.");
+    } else if (pw->sub_params == 0) {
+      text += "; none of the weights " + preset + " quantizes sits in them.";
+    } else {
+      text += ": " + format_params(pw->sub_params) + " of the weights " + preset + " quantizes (" + with_commas(pw->sub_nodes) +
+              (pw->sub_nodes == 1 ? " node" : " nodes") + (pw->main_params ? "" : ", all of them") + ") sit in them";
+      if (pw->recurses_into_subgraphs) text += " and are quantized too: Quark's MatMulNBits quantizer walks If/Loop bodies by itself.";
+      else if (on) text += " and are quantized too (EnableSubgraph).";
+      else text += std::string(" and stay in float unless EnableSubgraph is set") + (pw->main_params ? "." : ", so the plan quantizes no weight.");
+    }
+    out += "<p>" + e(text) + "</p>\n";
   }
   return out + "</section>\n";
 }
 
-std::string weight_stats(const Json& analysis) {
+std::string weight_stats(const Json& plan, const Json& analysis) {
   std::string out = "<section id=\"outliers\">\n<h2>Weight outliers per layer</h2>\n";
   const Json* ws = get(analysis, "weight_stats");
   if (analysis.is_null()) return out + omitted("The analysis is not available, so there are no weight statistics to show.") + "</section>\n";
@@ -820,6 +859,10 @@ std::string weight_stats(const Json& analysis) {
   for (const auto& x : array_or_empty(get(ws, "outlier_modules")))
     if (x.is_string()) flagged.insert(x.get<std::string>());
   double threshold = number(get(ws, "outlier_max_over_std")).value_or(50);
+  // ONNX plans keep outlier layers in float by node name (nodes_to_exclude).
+  std::set<std::string> kept;
+  for (const auto& x : array_or_empty(get(get(plan, "onnx_specific"), "nodes_to_exclude")))
+    if (x.is_string()) kept.insert(x.get<std::string>());
   svg::BarChart c;
   c.id = "chart-outliers";
   c.title = "Share of weights beyond 6 standard deviations, per layer";
@@ -831,18 +874,20 @@ std::string weight_stats(const Json& analysis) {
     std::string name = str(get(m, "module"), str(get(m, "name"), "?"));
     double ratio = number(get(m, "outlier_ratio_6sigma")).value_or(number(get(m, "outlier_ratio")).value_or(0));
     double mos = number(get(m, "max_over_std")).value_or(0);
-    bool flag = flagged.count(name) > 0;
+    bool flag = flagged.count(name) > 0, float_kept = kept.count(name) > 0;
     std::string op = str(get(m, "op_type"));
     if (shown++ < 30) {
       svg::Bar b;
       b.label = name + (op.empty() ? "" : " (" + op + ")");
       b.emphasis = flag;
       b.segments.push_back({ratio * 100, flag ? "hatch" : "main", name + ": " + fixed(ratio * 100, 4) + "% beyond 6 sigma"});
-      b.value_text = fixed(ratio * 100, 4) + "%, max " + fixed(mos, 0) + " sigma" + (flag ? ", FLAGGED" : "");
+      b.value_text = fixed(ratio * 100, 4) + "%, max " + fixed(mos, 0) + " sigma" + (flag ? ", FLAGGED" : "") + (float_kept ? ", kept in float" : "");
       c.bars.push_back(b);
-      words.push_back(name + " " + fixed(ratio * 100, 4) + "%" + (flag ? " (flagged)" : ""));
+      words.push_back(name + " " + fixed(ratio * 100, 4) + "%" + (flag ? " (flagged)" : "") + (float_kept ? " (kept in float)" : ""));
     }
-    rows.push_back({{"<code>" + e(name) + "</code>" + (flag ? " <span class=\"badge flagged\">flagged</span>" : ""), name},
+    rows.push_back({{"<code>" + e(name) + "</code>" + (flag ? " <span class=\"badge flagged\">flagged</span>" : "") +
+                         (float_kept ? " <span class=\"badge excluded\">kept in float</span>" : ""),
+                     name},
                     {e(op), op},
                     {fixed(ratio * 100, 4) + "%", fixed(ratio, 9)},
                     {fixed(mos, 1), fixed(mos, 3)},
@@ -854,6 +899,11 @@ std::string weight_stats(const Json& analysis) {
   c.desc = "Horizontal bars, one per layer, most extreme first: " + join(words, "; ") + ".";
   out += "<p>" + with_commas(flagged.size()) + " layer" + (flagged.size() == 1 ? "" : "s") + " flagged: the largest weight sits more than " + fixed(threshold, 0) +
          " standard deviations out, which wastes a per-tensor scale's range. " + (flagged.empty() ? "None of the scanned layers is a problem." : "Flagged layers are hatched and marked FLAGGED.") +
+         [&] {
+           size_t n = 0;
+           for (const auto& m : *mods) n += kept.count(str(get(m, "module"), str(get(m, "name")))) > 0;
+           return n ? " The plan keeps " + with_commas(n) + " of these layers in float (nodes_to_exclude)." : std::string();
+         }() +
          "</p>\n";
   out += figure(svg::bar_chart(c), "Weight outliers per layer (the layers with the most extreme weights first): the bar is the share of weights beyond 6 sigma.");
   out += sortable_table("Weight statistics", {"Layer", "Op", "Beyond 6 sigma", "Max / std", "Max |w|", "Std"}, rows, classes);
@@ -1009,7 +1059,7 @@ std::string render_report(const ReportInput& in) {
   std::string size = size_chart(p);
   std::string fit = fit_chart(p);
   std::string layers = onnx ? onnx_ops(p, in.analysis, in.catalog_dir) : torch_layers(p, in.analysis);
-  std::string outliers = weight_stats(in.analysis);
+  std::string outliers = weight_stats(p, in.analysis);
   std::string quark = invocation_section(in);
   std::string rules = rules_section();
 

