@@ -10,7 +10,10 @@ std::optional<int64_t> int_of(const Json& j, std::initializer_list<const char*> 
   for (const char* k : keys) {
     auto it = j.find(k);
     if (it != j.end() && it->is_number_integer()) return it->get<int64_t>();
-    if (it != j.end() && it->is_number_float()) return static_cast<int64_t>(it->get<double>());
+    if (it != j.end() && it->is_number_float()) {
+      double d = it->get<double>();  // converting an out-of-range double is undefined
+      if (d >= -9.0e18 && d <= 9.0e18) return static_cast<int64_t>(d);
+    }
   }
   return std::nullopt;
 }
@@ -66,6 +69,7 @@ Config parse_config(const std::string& text, const std::string& file) {
   if (!c.head_dim && c.hidden_size && c.num_attention_heads && *c.num_attention_heads > 0)
     c.head_dim = *c.hidden_size / *c.num_attention_heads;
   c.vocab_size = num({"vocab_size", "padded_vocab_size"});
+  c.max_position_embeddings = num({"max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "n_ctx"});
   c.tie_word_embeddings = false;  // absent: assume an untied lm_head (the larger estimate)
   if (auto it = t.find("tie_word_embeddings"); it != t.end() && it->is_boolean()) {
     c.tie_word_embeddings = it->get<bool>();

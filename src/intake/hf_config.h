@@ -19,6 +19,7 @@ struct Config {
   std::vector<std::string> architectures;
   std::optional<int64_t> num_hidden_layers, hidden_size, intermediate_size, num_attention_heads,
       num_key_value_heads, head_dim, vocab_size;
+  std::optional<int64_t> max_position_embeddings;  // the longest context the model was built for
   bool tie_word_embeddings = false;
   bool tie_word_embeddings_stated = false;  // false: the config class default applies
   // MoE

@@ -442,6 +442,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   arch["head_dim"] = opt(cfg.head_dim);
   arch["intermediate_size"] = opt(cfg.intermediate_size);
   arch["vocab_size"] = opt(cfg.vocab_size);
+  arch["max_position_embeddings"] = opt(cfg.max_position_embeddings);
   arch["tie_word_embeddings"] = cfg.tie_word_embeddings;
   arch["num_experts_per_tok"] = opt(cfg.num_experts_per_tok);
   arch["moe_intermediate_size"] = opt(cfg.moe_intermediate_size);
