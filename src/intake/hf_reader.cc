@@ -1,16 +1,27 @@
 // HfModelReader: the Torch flavour of model_analysis.json from a Hugging Face
 // folder — config.json plus safetensors headers (or the index alone), never
 // the weights (rules 29-42 of quark_contracts.md §4.3).
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <atomic>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <thread>
+#include <unordered_map>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
-#include <unordered_set>
 
 #include "catalog/catalog.h"
 #include "common/error.h"
 #include "common/files.h"
+#include "common/parallel.h"
+#include "common/mapped_file.h"
 #include "intake/hf_config.h"
 #include "intake/json_scan.h"
 #include "intake/model_names_gen.h"
@@ -30,10 +41,13 @@ bool contains(const Json& arr, const std::string& v) {
   return std::find(arr.begin(), arr.end(), v) != arr.end();
 }
 
-// Weights as found on disk.
+// Weights as found on disk. The tensor names are views into the index text
+// and the shard headers this object keeps (it is filled in place, never moved).
 struct WeightFacts {
   std::string source = "none";  // safetensors | index | bin | none
-  std::vector<LinearTensor> tensors;  // names (+ shapes when headers were read)
+  bool has_tensors = false;       // tensor names were found (headers or the index)
+  std::vector<LinearModule> modules;  // the Linear modules those tensors make
+  bool fused_experts = false;
   std::map<std::string, uint64_t> params_by_dtype;  // exact, from headers
   uint64_t total_params = 0, total_bytes = 0;
   bool exact = false;           // every shard's header was read
@@ -42,12 +56,28 @@ struct WeightFacts {
   std::vector<std::string> shard_paths;  // resolved paths of the shards read
   uint64_t index_mismatches = 0;
   std::string first_mismatch;
+  // What the views point into.
+  std::unique_ptr<MappedFile> index_map;
+  std::deque<std::string> index_escaped;
+  std::vector<std::unique_ptr<safetensors::HeaderMap>> maps;
+  std::vector<safetensors::HeaderView> headers;  // sized once: views into `escaped` stay put
+
+  WeightFacts() = default;
+  WeightFacts(const WeightFacts&) = delete;
+  WeightFacts& operator=(const WeightFacts&) = delete;
 };
 
 // A shard named by the model must stay inside its folder. Hugging Face's own
 // cache keeps snapshots as links into ../../blobs of the same repository;
 // those are allowed, anything else that leaves the folder is refused.
 fs::path shard_path(const fs::path& dir, const std::string& name) {
+  // Fast path: a plain name of a regular file (not a link) right in the folder
+  // cannot lead outside it; nor can a plain name that does not exist (yet).
+  if (!name.empty() && name != "." && name != ".." && name.find_first_of(std::string("/\\\0", 3)) == std::string::npos) {
+    fs::path p = dir / name;
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0 ? S_ISREG(st.st_mode) : errno == ENOENT) return p;
+  }
   std::string why;
   if (auto p = resolve_inside(dir, name, why)) return *p;
   fs::path d = fs::weakly_canonical(dir);
@@ -62,29 +92,154 @@ fs::path shard_path(const fs::path& dir, const std::string& name) {
   throw InputError((dir / name).string(), "weight file refused: " + why);
 }
 
-void add_header(WeightFacts& w, safetensors::Header&& h) {
-  std::map<std::string, uint64_t> by_dtype;  // few dtypes: count first, name once
-  for (auto& t : h.tensors) {
-    by_dtype[t.dtype] += t.numel;
-    w.total_params += t.numel;
-    w.total_bytes += t.end - t.begin;
-    w.tensors.push_back({std::move(t.name), std::move(t.shape), true});
+// One shard's header, read on a worker thread, and compared with the names
+// the index lists for it (both sorted, then merged: no shared table).
+struct ShardScan {
+  std::string name, path;
+  const std::string_view* listed = nullptr;  // the index's names for this shard
+  size_t listed_count = 0;
+  bool missing = false;
+  uint64_t not_in_header = 0, not_in_index = 0;
+  std::string first_mismatch;
+  // What the shard contributes, computed on the worker too.
+  std::vector<LinearModule> modules;
+  bool fused = false;
+  std::vector<std::pair<std::string_view, uint64_t>> params_by_dtype;
+  uint64_t params = 0, bytes = 0;
+};
+
+// A small open-addressing set of the names the index lists for one shard; each
+// header name is looked up once, and listed names never found are reported.
+uint64_t name_hash(std::string_view k) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ k.size();
+  size_t i = 0;
+  for (; i + 8 <= k.size(); i += 8) {
+    uint64_t x;
+    std::memcpy(&x, k.data() + i, 8);
+    h = (h ^ x) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
   }
-  for (auto& [d, n] : by_dtype) w.params_by_dtype[safetensors::dtype_display(d)] += n;
+  uint64_t tail = 0;
+  std::memcpy(&tail, k.data() + i, k.size() - i);
+  h = (h ^ tail) * 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 29);
 }
 
-WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::string>& partial) {
-  WeightFacts w;
+void compare_with_index(ShardScan& r, const safetensors::HeaderView& h) {
+  size_t cap = 16;
+  while (cap < 2 * r.listed_count) cap *= 2;
+  std::vector<uint32_t> slots(cap, UINT32_MAX);  // index into r.listed
+  std::vector<char> found(r.listed_count, 0);
+  const size_t mask = cap - 1;
+  for (uint32_t i = 0; i < r.listed_count; ++i)
+    for (size_t s = name_hash(r.listed[i]) & mask;; s = (s + 1) & mask)
+      if (slots[s] == UINT32_MAX) {
+        slots[s] = i;
+        break;
+      } else if (r.listed[slots[s]] == r.listed[i]) {
+        break;  // listed twice: once is enough
+      }
+  std::string first_unlisted;
+  for (const auto& t : h.tensors) {
+    bool hit = false;
+    for (size_t s = name_hash(t.name) & mask; slots[s] != UINT32_MAX; s = (s + 1) & mask)
+      if (r.listed[slots[s]] == t.name) {
+        found[slots[s]] = 1;
+        hit = true;
+        break;
+      }
+    if (!hit && !r.not_in_index++) first_unlisted = "'" + std::string(t.name) + "' is in " + r.name + " but not in the index";
+  }
+  for (size_t i = 0; i < r.listed_count; ++i)
+    if (!found[i] && (i == 0 || r.listed[i] != r.listed[i - 1]) && !r.not_in_header++ && r.first_mismatch.empty())
+      r.first_mismatch = "'" + std::string(r.listed[i]) + "' is listed for " + r.name + " but not in its header";
+  if (r.first_mismatch.empty()) r.first_mismatch = first_unlisted;
+}
+
+// The Linear modules and parameter counts of one parsed shard.
+void summarize_shard(ShardScan& r, const safetensors::HeaderView& h, const hf::Config& cfg) {
+  std::vector<LinearTensor> tensors;
+  tensors.reserve(h.tensors.size());
+  for (const auto& t : h.tensors) {
+    auto it = std::find_if(r.params_by_dtype.begin(), r.params_by_dtype.end(), [&](const auto& d) { return d.first == t.dtype; });
+    if (it == r.params_by_dtype.end()) r.params_by_dtype.emplace_back(t.dtype, t.numel);
+    else it->second += t.numel;
+    r.params += t.numel;
+    r.bytes += t.end - t.begin;
+    LinearTensor lt;
+    lt.name = t.name;
+    lt.ndim = t.ndim;
+    for (uint32_t d = 0; d < t.ndim && d < 3; ++d) lt.dims[d] = h.dims[t.dims_at + d];
+    lt.shape_known = true;
+    tensors.push_back(lt);
+  }
+  r.modules = linear_modules_from_tensors(tensors, cfg, r.fused);
+}
+
+void scan_shard(const fs::path& dir, ShardScan& r, WeightFacts& w, size_t slot, bool check_index, const hf::Config& cfg) {
+  fs::path p = shard_path(dir, r.name);
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0 && errno == ENOENT) {
+    r.missing = true;
+    return;
+  }
+  r.path = p.string();
+  auto map = std::make_unique<safetensors::HeaderMap>(r.path);
+  try {
+    safetensors::parse_view(map->prefix(), map->file_size(), w.headers[slot]);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw InputError(r.path, std::string("not a valid safetensors file: ") + e.what());
+  }
+  w.maps[slot] = std::move(map);
+  if (check_index) compare_with_index(r, w.headers[slot]);
+  summarize_shard(r, w.headers[slot], cfg);
+}
+
+void add_shard(WeightFacts& w, ShardScan& r) {
+  w.has_tensors = true;
+  w.total_params += r.params;
+  w.total_bytes += r.bytes;
+  for (auto& [d, n] : r.params_by_dtype) w.params_by_dtype[safetensors::dtype_display(d)] += n;
+  w.fused_experts = w.fused_experts || r.fused;
+  w.modules.insert(w.modules.end(), std::make_move_iterator(r.modules.begin()), std::make_move_iterator(r.modules.end()));
+}
+
+// Names the index lists for a shard that is not here: modules with shapes
+// from config.json.
+void add_listed(WeightFacts& w, const ShardScan& r, const hf::Config& cfg) {
+  std::vector<LinearTensor> tensors;
+  for (size_t i = 0; i < r.listed_count; ++i) tensors.push_back({r.listed[i], 0, {0, 0, 0}, false});
+  bool fused = false;
+  auto modules = linear_modules_from_tensors(tensors, cfg, fused);
+  w.has_tensors = w.has_tensors || !tensors.empty();
+  w.fused_experts = w.fused_experts || fused;
+  w.modules.insert(w.modules.end(), std::make_move_iterator(modules.begin()), std::make_move_iterator(modules.end()));
+}
+
+std::string_view keep(std::string_view v, const std::string& scratch, std::deque<std::string>& store) {
+  if (v.data() != scratch.data()) return v;
+  store.emplace_back(v);
+  return store.back();
+}
+
+void scan_weights(const fs::path& dir, const hf::Config& cfg, Json& risks, std::vector<std::string>& partial, WeightFacts& w) {
   std::error_code ec;
   fs::path index = dir / "model.safetensors.index.json";
   if (fs::exists(index, ec)) {
     // The index is read with the zero-copy scanner (see json_scan.h): DeepSeek's
     // weight_map alone has 92,000 entries.
-    std::string text = read_small_file(index.string(), 256ull << 20);
-    std::map<std::string, std::vector<std::string>> by_shard;
+    w.index_map = std::make_unique<MappedFile>(index.string(), true);
+    if (w.index_map->size() > (256ull << 20))
+      throw InputError(index.string(), "file is " + std::to_string(w.index_map->size()) + " bytes, more than the 268435456 allowed for an index");
+    std::string_view index_text = w.index_map->bytes();
+    std::vector<std::pair<std::string_view, uint32_t>> entries;  // tensor, shard id
+    std::vector<std::string_view> shard_names;
+    std::unordered_map<std::string_view, uint32_t> shard_ids;
     bool have_map = false;
     try {
-      json_scan::Scanner sc(text);
+      json_scan::Scanner sc(index_text);
       std::string kb, vb;
       sc.expect('{');
       if (!sc.consume('}')) {
@@ -93,13 +248,23 @@ WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::stri
           sc.expect(':');
           if (key == "weight_map") {
             have_map = true;
+            entries.reserve(index_text.size() / 80);
+            std::string_view last;
+            uint32_t last_id = 0;
             sc.expect('{');
             if (!sc.consume('}')) {
               do {
-                std::string tensor(sc.string(kb));
+                std::string_view tensor = keep(sc.string(kb), kb, w.index_escaped);
                 sc.expect(':');
-                if (sc.peek() != '"') sc.fail("weight_map entry '" + tensor + "' is not a file name");
-                by_shard[std::string(sc.string(vb))].push_back(std::move(tensor));
+                if (sc.peek() != '"') sc.fail("weight_map entry '" + std::string(tensor) + "' is not a file name");
+                std::string_view shard = keep(sc.string(vb), vb, w.index_escaped);
+                if (shard_names.empty() || shard != last) {  // entries of one shard come in runs
+                  auto [it, added] = shard_ids.emplace(shard, static_cast<uint32_t>(shard_names.size()));
+                  if (added) shard_names.push_back(shard);
+                  last = shard;
+                  last_id = it->second;
+                }
+                entries.emplace_back(tensor, last_id);
               } while (sc.consume(','));
               sc.expect('}');
             }
@@ -125,33 +290,48 @@ WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::stri
       throw InputError(index.string(), std::string("invalid index: ") + e.what());
     }
     if (!have_map) throw InputError(index.string(), "has no weight_map object");
+
+    // Shards in name order (as listed before), read on every core; each
+    // shard's listed names side by side (a counting sort keeps index order).
+    const size_t n = shard_names.size();
+    std::vector<uint32_t> order(n);
+    for (uint32_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return shard_names[a] < shard_names[b]; });
+    std::vector<size_t> first(n + 1, 0);
+    for (const auto& e : entries) ++first[e.second + 1];
+    for (size_t i = 0; i < n; ++i) first[i + 1] += first[i];
+    std::vector<std::string_view> by_shard(entries.size());
+    {
+      std::vector<size_t> at(first.begin(), first.end() - 1);
+      for (const auto& e : entries) by_shard[at[e.second]++] = e.first;
+    }
+    std::vector<ShardScan> scans(n);
+    w.headers.resize(n);
+    w.maps.resize(n);
+    for (size_t slot = 0; slot < n; ++slot) {
+      uint32_t id = order[slot];
+      scans[slot].name = std::string(shard_names[id]);
+      scans[slot].listed = by_shard.data() + first[id];
+      scans[slot].listed_count = first[id + 1] - first[id];
+    }
+    parallel_for(n, [&](size_t slot) { scan_shard(dir, scans[slot], w, slot, true, cfg); });
+
     size_t present = 0;
-    for (auto& [shard, names] : by_shard) {
-      fs::path p = shard_path(dir, shard);
-      if (!fs::exists(p, ec)) {
-        w.missing_shards.push_back(shard);
-        for (auto& n : names) w.tensors.push_back({n, {}, false});
+    for (size_t slot = 0; slot < n; ++slot) {
+      ShardScan& r = scans[slot];
+      if (r.missing) {
+        w.missing_shards.push_back(r.name);
+        add_listed(w, r, cfg);
         continue;
       }
       ++present;
-      w.files.push_back(shard);
-      w.shard_paths.push_back(p.string());
-      safetensors::Header h = safetensors::read_file(p.string());
-      std::unordered_set<std::string_view> in_header;
-      in_header.reserve(h.tensors.size());
-      for (const auto& t : h.tensors) in_header.insert(t.name);
-      for (auto& n : names)
-        if (!in_header.count(n)) {
-          if (!w.index_mismatches) w.first_mismatch = "'" + n + "' is listed for " + shard + " but not in its header";
-          ++w.index_mismatches;
-        }
-      std::unordered_set<std::string_view> listed(names.begin(), names.end());
-      for (const auto& t : h.tensors)
-        if (!listed.count(t.name)) {
-          if (!w.index_mismatches) w.first_mismatch = "'" + t.name + "' is in " + shard + " but not in the index";
-          ++w.index_mismatches;
-        }
-      add_header(w, std::move(h));
+      w.files.push_back(r.name);
+      w.shard_paths.push_back(r.path);
+      if (r.not_in_header + r.not_in_index) {
+        if (!w.index_mismatches) w.first_mismatch = r.first_mismatch;
+        w.index_mismatches += r.not_in_header + r.not_in_index;
+      }
+      add_shard(w, r);
     }
     if (present == 0) {
       w.source = "index";
@@ -165,7 +345,7 @@ WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::stri
       if (!w.missing_shards.empty()) {
         partial.push_back(std::to_string(w.missing_shards.size()) + " weight shard(s) named by the index are missing");
         risks.push_back(make_risk("torch.intake.missing_shards", "high",
-                                  std::to_string(w.missing_shards.size()) + " of " + std::to_string(by_shard.size()) +
+                                  std::to_string(w.missing_shards.size()) + " of " + std::to_string(n) +
                                       " shards named by model.safetensors.index.json are missing (first: " + w.missing_shards.front() + ").",
                                   "Finish the download (all shards), then re-run intake."));
       }
@@ -176,7 +356,7 @@ WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::stri
                                 std::to_string(w.index_mismatches) + " tensor(s) disagree between model.safetensors.index.json and the shard headers: " + w.first_mismatch + ".",
                                 "The shards belong to another revision: re-download the model so the index and shards match."));
     }
-    return w;
+    return;
   }
   std::vector<fs::path> shards, bins;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -188,13 +368,17 @@ WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::stri
   if (!shards.empty()) {
     w.source = "safetensors";
     w.exact = true;
-    for (const auto& s : shards) {
-      fs::path p = shard_path(dir, s.filename().string());
-      w.files.push_back(s.filename().string());
-      w.shard_paths.push_back(p.string());
-      add_header(w, safetensors::read_file(p.string()));
+    std::vector<ShardScan> scans(shards.size());
+    w.headers.resize(shards.size());
+    w.maps.resize(shards.size());
+    for (size_t i = 0; i < shards.size(); ++i) scans[i].name = shards[i].filename().string();
+    parallel_for(shards.size(), [&](size_t i) { scan_shard(dir, scans[i], w, i, false, cfg); });
+    for (size_t i = 0; i < shards.size(); ++i) {
+      w.files.push_back(scans[i].name);
+      w.shard_paths.push_back(scans[i].path);
+      add_shard(w, scans[i]);
     }
-    return w;
+    return;
   }
   if (!bins.empty()) {
     w.source = "bin";
@@ -202,12 +386,11 @@ WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::stri
     risks.push_back(make_risk("torch.intake.pickle_weights", "low",
                               "Weights are PyTorch .bin/.pth files (pickle): their headers cannot be read safely, so counts are estimated from config.json.",
                               "Prefer a safetensors export of the model; loading .bin files runs pickle code."));
-    return w;
+    return;
   }
   risks.push_back(make_risk("torch.intake.weights_missing", "medium",
                             "No weight files (.safetensors/.bin) in the folder: parameter counts and sizes are estimated from config.json.",
                             "Download the weights before running quantization (intake itself does not need them)."));
-  return w;
 }
 
 class HfModelReader : public ModelReader {
@@ -278,22 +461,24 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   }
 
   // Weights.
-  WeightFacts w = scan_weights(dir, risks, partial);
+  WeightFacts w;
+  scan_weights(dir, cfg, risks, partial, w);
   const int64_t layers = cfg.num_hidden_layers.value_or(0);
   if (!cfg.num_hidden_layers || !cfg.hidden_size) partial.push_back("config.json lacks the layer count or hidden size");
 
   // Module names and linear count: exact from tensor names when known (rule 39).
   std::vector<LinearModule> modules;
   std::string names_source;
-  bool fused_experts = false;
-  if (!w.tensors.empty()) {
-    modules = linear_modules_from_tensors(w.tensors, cfg, fused_experts);
+  bool fused_experts = w.fused_experts;
+  if (w.has_tensors) {
+    modules = std::move(w.modules);
     names_source = w.source == "index" ? "safetensors_index" : "safetensors";
   } else {
     modules = linear_modules_from_config(cfg, tmpl);
     names_source = "config";
   }
-  std::vector<SizedName> sized;
+  std::vector<SizedView> sized;
+  sized.reserve(modules.size());
   uint64_t linear_params = 0;
   for (const auto& lm : modules) {
     sized.push_back({lm.name, lm.params, lm.in_features});

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/json.h"
@@ -11,9 +12,12 @@
 
 namespace quarkplan {
 
+// A tensor as intake found it: its name is a view into the bytes intake keeps
+// alive (shard headers, the index), its first dimensions are inline.
 struct LinearTensor {
-  std::string name;
-  std::vector<uint64_t> shape;
+  std::string_view name;
+  uint32_t ndim = 0;          // all dimensions, when the shape is known
+  uint64_t dims[3] = {0, 0, 0};  // the first three
   bool shape_known = false;
 };
 
@@ -31,7 +35,7 @@ std::vector<LinearModule> linear_modules_from_tensors(const std::vector<LinearTe
 std::vector<LinearModule> linear_modules_from_config(const hf::Config& cfg, const Json* tmpl);
 // Modules that are not Linear layers although their weight may be 2-D
 // (embeddings, norms, patch embeddings).
-bool is_non_linear_module(const std::string& module);
+bool is_non_linear_module(std::string_view module);
 
 // The (params, in_features) of a Linear module named `name`, from the config.
 LinearModule config_module_shape(const std::string& name, const hf::Config& cfg);

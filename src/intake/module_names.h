@@ -10,6 +10,7 @@
 namespace quarkplan {
 
 std::vector<std::string> collapse_module_names(const std::vector<std::string>& names);
+std::vector<std::string> collapse_module_views(const std::vector<std::string_view>& names);
 std::vector<std::string> expand_module_names(const std::vector<std::string>& collapsed);
 
 // Names with a per-module size: collapsed separately per (params, in_features),
@@ -19,6 +20,12 @@ struct SizedName {
   uint64_t params = 0, in_features = 0;
 };
 std::vector<SizedName> collapse_sized(const std::vector<SizedName>& names);
+// The same over names held elsewhere (no copies of 45,000 module names).
+struct SizedView {
+  std::string_view name;
+  uint64_t params = 0, in_features = 0;
+};
+std::vector<SizedName> collapse_sized(const std::vector<SizedView>& names);
 
 // Quark's exclude semantics: a pattern p not ending in ".*" also matches p + ".*".
 bool quark_pattern_matches(const std::string& pattern, const std::string& module);
