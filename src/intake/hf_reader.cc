@@ -58,7 +58,7 @@ struct WeightFacts {
   std::string first_mismatch;
   // What the views point into.
   std::unique_ptr<MappedFile> index_map;
-  std::deque<std::string> index_escaped;
+  safetensors::IndexView index;
   std::vector<std::unique_ptr<safetensors::HeaderMap>> maps;
   std::vector<safetensors::HeaderView> headers;  // sized once: views into `escaped` stay put
 
@@ -218,12 +218,6 @@ void add_listed(WeightFacts& w, const ShardScan& r, const hf::Config& cfg) {
   w.modules.insert(w.modules.end(), std::make_move_iterator(modules.begin()), std::make_move_iterator(modules.end()));
 }
 
-std::string_view keep(std::string_view v, const std::string& scratch, std::deque<std::string>& store) {
-  if (v.data() != scratch.data()) return v;
-  store.emplace_back(v);
-  return store.back();
-}
-
 void scan_weights(const fs::path& dir, const hf::Config& cfg, Json& risks, std::vector<std::string>& partial, WeightFacts& w) {
   std::error_code ec;
   fs::path index = dir / "model.safetensors.index.json";
@@ -233,63 +227,16 @@ void scan_weights(const fs::path& dir, const hf::Config& cfg, Json& risks, std::
     w.index_map = std::make_unique<MappedFile>(index.string(), true);
     if (w.index_map->size() > (256ull << 20))
       throw InputError(index.string(), "file is " + std::to_string(w.index_map->size()) + " bytes, more than the 268435456 allowed for an index");
-    std::string_view index_text = w.index_map->bytes();
-    std::vector<std::pair<std::string_view, uint32_t>> entries;  // tensor, shard id
-    std::vector<std::string_view> shard_names;
-    std::unordered_map<std::string_view, uint32_t> shard_ids;
-    bool have_map = false;
+    safetensors::IndexView& ix = w.index;
     try {
-      json_scan::Scanner sc(index_text);
-      std::string kb, vb;
-      sc.expect('{');
-      if (!sc.consume('}')) {
-        do {
-          std::string key(sc.string(kb));
-          sc.expect(':');
-          if (key == "weight_map") {
-            have_map = true;
-            entries.reserve(index_text.size() / 80);
-            std::string_view last;
-            uint32_t last_id = 0;
-            sc.expect('{');
-            if (!sc.consume('}')) {
-              do {
-                std::string_view tensor = keep(sc.string(kb), kb, w.index_escaped);
-                sc.expect(':');
-                if (sc.peek() != '"') sc.fail("weight_map entry '" + std::string(tensor) + "' is not a file name");
-                std::string_view shard = keep(sc.string(vb), vb, w.index_escaped);
-                if (shard_names.empty() || shard != last) {  // entries of one shard come in runs
-                  auto [it, added] = shard_ids.emplace(shard, static_cast<uint32_t>(shard_names.size()));
-                  if (added) shard_names.push_back(shard);
-                  last = shard;
-                  last_id = it->second;
-                }
-                entries.emplace_back(tensor, last_id);
-              } while (sc.consume(','));
-              sc.expect('}');
-            }
-          } else if (key == "metadata" && sc.peek() == '{') {
-            sc.expect('{');
-            if (!sc.consume('}')) {
-              do {
-                std::string mk(sc.string(kb));
-                sc.expect(':');
-                if (mk == "total_size" && sc.peek() != '"' && sc.peek() != 'n') w.index_total_size = sc.u64("total_size");
-                else sc.skip();
-              } while (sc.consume(','));
-              sc.expect('}');
-            }
-          } else {
-            sc.skip();
-          }
-        } while (sc.consume(','));
-        sc.expect('}');
-      }
-      if (!sc.at_end()) sc.fail("trailing bytes");
+      safetensors::parse_index(w.index_map->bytes(), ix);
     } catch (const std::runtime_error& e) {
       throw InputError(index.string(), std::string("invalid index: ") + e.what());
     }
-    if (!have_map) throw InputError(index.string(), "has no weight_map object");
+    if (!ix.has_weight_map) throw InputError(index.string(), "has no weight_map object");
+    w.index_total_size = ix.total_size;
+    const auto& entries = ix.entries;
+    const auto& shard_names = ix.shards;
 
     // Shards in name order (as listed before), read on every core; each
     // shard's listed names side by side (a counting sort keeps index order).

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "common/error.h"
 #include "common/mapped_file.h"
@@ -225,6 +226,62 @@ void parse_view(std::string_view bytes, uint64_t file_size, HeaderView& h) {
   for (size_t i = 1; i < order.size(); ++i)
     if (order[i]->begin < order[i - 1]->end && order[i]->end > order[i]->begin)
       throw std::runtime_error("tensors '" + std::string(order[i - 1]->name) + "' and '" + std::string(order[i]->name) + "' overlap");
+}
+
+void parse_index(std::string_view text, IndexView& out) {
+  auto keep_in = [&](std::string_view v, const std::string& scratch) -> std::string_view {
+    if (v.data() != scratch.data()) return v;
+    out.escaped.emplace_back(v);
+    return out.escaped.back();
+  };
+  std::unordered_map<std::string_view, uint32_t> shard_ids;
+  json_scan::Scanner sc(text);
+  std::string kb, vb;
+  sc.expect('{');
+  if (!sc.consume('}')) {
+    do {
+      std::string key(sc.string(kb));
+      sc.expect(':');
+      if (key == "weight_map") {
+        out.has_weight_map = true;
+        out.entries.reserve(out.entries.size() + text.size() / 80);
+        std::string_view last;
+        uint32_t last_id = 0;
+        sc.expect('{');
+        if (!sc.consume('}')) {
+          do {
+            std::string_view tensor = keep_in(sc.string(kb), kb);
+            sc.expect(':');
+            if (sc.peek() != '"') sc.fail("weight_map entry '" + std::string(tensor) + "' is not a file name");
+            std::string_view shard = keep_in(sc.string(vb), vb);
+            if (out.shards.empty() || shard != last) {  // entries of one shard come in runs
+              auto [it, added] = shard_ids.emplace(shard, static_cast<uint32_t>(out.shards.size()));
+              if (added) out.shards.push_back(shard);
+              last = shard;
+              last_id = it->second;
+            }
+            out.entries.emplace_back(tensor, last_id);
+          } while (sc.consume(','));
+          sc.expect('}');
+        }
+      } else if (key == "metadata" && sc.peek() == '{') {
+        sc.expect('{');
+        if (!sc.consume('}')) {
+          do {
+            std::string mk(sc.string(kb));
+            sc.expect(':');
+            if (mk == "total_size" && sc.peek() != '"' && sc.peek() != 'n') out.total_size = sc.u64("total_size");
+            else sc.skip();
+          } while (sc.consume(','));
+          sc.expect('}');
+        }
+      } else {
+        sc.skip();
+      }
+    } while (sc.consume(','));
+    sc.expect('}');
+  }
+  if (!sc.at_end()) sc.fail("trailing bytes");
 }
 
 Header parse(std::string_view bytes) {

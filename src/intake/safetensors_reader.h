@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,19 @@ constexpr uint64_t kMaxHeaderBytes = 100ull << 20;  // 100 MB, as the format's r
 uint32_t dtype_bits(std::string_view dtype);
 // The lower-case name used in analyses ("bfloat16", "float8_e4m3fn", ...).
 std::string dtype_display(std::string_view dtype);
+
+// model.safetensors.index.json, read with the same scanner: the weight_map
+// entries (tensor -> shard id) as views into the text (or into `escaped`),
+// shard names in order of first appearance, metadata.total_size.
+struct IndexView {
+  std::vector<std::pair<std::string_view, uint32_t>> entries;
+  std::vector<std::string_view> shards;
+  std::optional<uint64_t> total_size;
+  bool has_weight_map = false;
+  std::deque<std::string> escaped;
+};
+// Throws std::runtime_error with a one-line reason.
+void parse_index(std::string_view text, IndexView& out);
 
 // Parses the header of `file_bytes` (the whole file). Throws std::runtime_error
 // with a one-line reason on any inconsistency.
