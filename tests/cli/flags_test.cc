@@ -46,7 +46,7 @@ TEST(Flags, NumericFlagsTakeWholeNumbersInRange) {
   const Case cases[] = {{"--num-calib", torch_model}, {"--seq-len", torch_model}, {"--batch-size", torch_model}, {"--context", torch_model},
                         {"--batch", torch_model},     {"--data-size", onnx_model}, {"--batch-size", onnx_model}};
   for (const auto& c : cases)
-    for (const std::string v : {"0", "-1", "-99999999999999999999", "99999999999999999999", "9223372036854775807", "abc", "1.5", "1e3", ""})
+    for (const std::string v : {"0", "-1", "-3", "-99999999999999999999", "99999999999999999999", "9223372036854775807", "abc", "1.5", "1e3", ""})
       expect_input_error({"plan", c.model, c.flag, v, "--yes"}, c.flag);
 }
 

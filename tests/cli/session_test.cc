@@ -5,6 +5,11 @@
 
 #include <thread>
 
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
+
 #include "support/test_support.h"
 
 using namespace qp_test;
@@ -18,6 +23,19 @@ bool contains(const Json& arr, const std::string& needle) {
   for (const auto& x : arr)
     if (x.get<std::string>().find(needle) != std::string::npos) return true;
   return false;
+}
+
+// Validates `doc` against Quark's own session schema (tests/data/quark_contracts).
+bool valid_for_quark(const Json& doc) {
+  nlohmann::json schema_doc = nlohmann::json::parse(read_file(testdata("quark_contracts/session_context.schema.json")));
+  valijson::Schema schema;
+  valijson::SchemaParser parser;
+  valijson::adapters::NlohmannJsonAdapter schema_adapter(schema_doc);
+  parser.populateSchema(schema_adapter, schema);
+  nlohmann::json plain = nlohmann::json::parse(doc.dump());
+  valijson::adapters::NlohmannJsonAdapter target(plain);
+  valijson::Validator validator;
+  return validator.validate(schema, target, nullptr);
 }
 
 }  // namespace
@@ -41,9 +59,11 @@ TEST(SessionInit, WritesASchemaValidSessionAndNeverReplacesOne) {
   EXPECT_FALSE(fs::exists(d / "s2.json"));
   ASSERT_EQ(run_quarkplan({"session", "init", "-o", "torch.json"}, d.path()).exit_code, 0);
   EXPECT_EQ(Json::parse(read_file(d / "torch.json"))["workflow"], "quark-torch-ptq");
+  EXPECT_TRUE(valid_for_quark(Json::parse(read_file(d / "torch.json"))));  // Quark's own schema too
   // A session made by init is one plan can use and update.
   ASSERT_EQ(run_quarkplan({"plan", testdata("hf/qwen3-8b").string(), "--hardware", "mi300x", "--yes", "--session", "torch.json"}, d.path()).exit_code, 0);
   EXPECT_EQ(run_quarkplan({"validate", "torch.json"}, d.path()).exit_code, 0);
+  EXPECT_TRUE(valid_for_quark(Json::parse(read_file(d / "torch.json"))));
 }
 
 TEST(Session, ConcurrentPlansLoseNoUpdate) {
