@@ -47,6 +47,7 @@ struct WeightFacts {
   std::string source = "none";  // safetensors | index | bin | none
   bool has_tensors = false;       // tensor names were found (headers or the index)
   std::vector<LinearModule> modules;  // the Linear modules those tensors make
+  std::deque<NameStore> made_names;   // the module names that had to be made
   bool fused_experts = false;
   std::map<std::string, uint64_t> params_by_dtype;  // exact, from headers
   uint64_t total_params = 0, total_bytes = 0;
@@ -103,6 +104,7 @@ struct ShardScan {
   std::string first_mismatch;
   // What the shard contributes, computed on the worker too.
   std::vector<LinearModule> modules;
+  NameStore made;
   bool fused = false;
   std::vector<std::pair<std::string_view, uint64_t>> params_by_dtype;
   uint64_t params = 0, bytes = 0;
@@ -173,18 +175,23 @@ void summarize_shard(ShardScan& r, const safetensors::HeaderView& h, const hf::C
     lt.shape_known = true;
     tensors.push_back(lt);
   }
-  r.modules = linear_modules_from_tensors(tensors, cfg, r.fused);
+  r.modules = linear_modules_from_tensors(tensors, cfg, r.fused, r.made);
 }
 
 void scan_shard(const fs::path& dir, ShardScan& r, WeightFacts& w, size_t slot, bool check_index, const hf::Config& cfg) {
   fs::path p = shard_path(dir, r.name);
-  struct stat st {};
-  if (::stat(p.c_str(), &st) != 0 && errno == ENOENT) {
-    r.missing = true;
-    return;
-  }
   r.path = p.string();
-  auto map = std::make_unique<safetensors::HeaderMap>(r.path);
+  std::unique_ptr<safetensors::HeaderMap> map;
+  try {
+    map = std::make_unique<safetensors::HeaderMap>(r.path);
+  } catch (const InputError&) {
+    struct stat st {};
+    if (::stat(r.path.c_str(), &st) != 0 && errno == ENOENT) {  // not downloaded: recorded, not an error
+      r.missing = true;
+      return;
+    }
+    throw;
+  }
   try {
     safetensors::parse_view(map->prefix(), map->file_size(), w.headers[slot]);
   } catch (const InputError&) {
@@ -195,6 +202,10 @@ void scan_shard(const fs::path& dir, ShardScan& r, WeightFacts& w, size_t slot, 
   w.maps[slot] = std::move(map);
   if (check_index) compare_with_index(r, w.headers[slot]);
   summarize_shard(r, w.headers[slot], cfg);
+  // Done with the per-tensor records: this thread's next shard reuses the
+  // memory instead of touching new pages (names point into the map, which stays).
+  std::vector<safetensors::TensorView>().swap(w.headers[slot].tensors);
+  std::vector<uint64_t>().swap(w.headers[slot].dims);
 }
 
 void add_shard(WeightFacts& w, ShardScan& r) {
@@ -203,7 +214,8 @@ void add_shard(WeightFacts& w, ShardScan& r) {
   w.total_bytes += r.bytes;
   for (auto& [d, n] : r.params_by_dtype) w.params_by_dtype[safetensors::dtype_display(d)] += n;
   w.fused_experts = w.fused_experts || r.fused;
-  w.modules.insert(w.modules.end(), std::make_move_iterator(r.modules.begin()), std::make_move_iterator(r.modules.end()));
+  w.modules.insert(w.modules.end(), r.modules.begin(), r.modules.end());
+  if (!r.made.empty()) w.made_names.push_back(std::move(r.made));  // a deque keeps the strings in place
 }
 
 // Names the index lists for a shard that is not here: modules with shapes
@@ -212,10 +224,10 @@ void add_listed(WeightFacts& w, const ShardScan& r, const hf::Config& cfg) {
   std::vector<LinearTensor> tensors;
   for (size_t i = 0; i < r.listed_count; ++i) tensors.push_back({r.listed[i], 0, {0, 0, 0}, false});
   bool fused = false;
-  auto modules = linear_modules_from_tensors(tensors, cfg, fused);
+  auto modules = linear_modules_from_tensors(tensors, cfg, fused, w.made_names.emplace_back());
   w.has_tensors = w.has_tensors || !tensors.empty();
   w.fused_experts = w.fused_experts || fused;
-  w.modules.insert(w.modules.end(), std::make_move_iterator(modules.begin()), std::make_move_iterator(modules.end()));
+  w.modules.insert(w.modules.end(), modules.begin(), modules.end());
 }
 
 void scan_weights(const fs::path& dir, const hf::Config& cfg, Json& risks, std::vector<std::string>& partial, WeightFacts& w) {
@@ -263,7 +275,9 @@ void scan_weights(const fs::path& dir, const hf::Config& cfg, Json& risks, std::
     }
     parallel_for(n, [&](size_t slot) { scan_shard(dir, scans[slot], w, slot, true, cfg); });
 
-    size_t present = 0;
+    size_t present = 0, total = 0;
+    for (const auto& r : scans) total += r.modules.size();
+    w.modules.reserve(total);
     for (size_t slot = 0; slot < n; ++slot) {
       ShardScan& r = scans[slot];
       if (r.missing) {
@@ -320,6 +334,9 @@ void scan_weights(const fs::path& dir, const hf::Config& cfg, Json& risks, std::
     w.maps.resize(shards.size());
     for (size_t i = 0; i < shards.size(); ++i) scans[i].name = shards[i].filename().string();
     parallel_for(shards.size(), [&](size_t i) { scan_shard(dir, scans[i], w, i, false, cfg); });
+    size_t total = 0;
+    for (const auto& r : scans) total += r.modules.size();
+    w.modules.reserve(total);
     for (size_t i = 0; i < shards.size(); ++i) {
       w.files.push_back(scans[i].name);
       w.shard_paths.push_back(scans[i].path);
@@ -421,7 +438,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
     modules = std::move(w.modules);
     names_source = w.source == "index" ? "safetensors_index" : "safetensors";
   } else {
-    modules = linear_modules_from_config(cfg, tmpl);
+    modules = linear_modules_from_config(cfg, tmpl, w.made_names.emplace_back());
     names_source = "config";
   }
   std::vector<SizedView> sized;

@@ -55,7 +55,7 @@ void add_expert_linears(std::vector<std::string>& out, const std::string& expert
 
 }  // namespace
 
-LinearModule config_module_shape(const std::string& name, const hf::Config& cfg) {
+LinearModule config_module_shape(std::string_view name, const hf::Config& cfg) {
   const uint64_t H = static_cast<uint64_t>(cfg.hidden_size.value_or(0));
   const uint64_t heads = static_cast<uint64_t>(cfg.num_attention_heads.value_or(1));
   const uint64_t kvh = static_cast<uint64_t>(cfg.num_key_value_heads.value_or(static_cast<int64_t>(heads)));
@@ -106,7 +106,7 @@ bool is_moe_layer(const hf::Config& cfg, int64_t i) {
 }
 
 std::vector<LinearModule> linear_modules_from_tensors(const std::vector<LinearTensor>& tensors, const hf::Config& cfg,
-                                                      bool& fused) {
+                                                      bool& fused, NameStore& made) {
   std::vector<LinearModule> out;
   out.reserve(tensors.size() / 2);
   fused = false;
@@ -140,7 +140,8 @@ std::vector<LinearModule> linear_modules_from_tensors(const std::vector<LinearTe
         std::vector<std::string> names;
         add_expert_linears(names, base, kind, e);
         for (auto& nm : names) {
-          LinearModule lm = config_module_shape(nm, cfg);
+          made.push_back(std::move(nm));
+          LinearModule lm = config_module_shape(made.back(), cfg);
           if (t.shape_known && t.ndim == 3 && !blocks) {
             // Hugging Face stores fused experts as [E, in, out] (x @ W).
             lm.params = t.dims[1] * t.dims[2] / (kind == "gate_up_proj" ? 2 : 1);
@@ -156,8 +157,8 @@ std::vector<LinearModule> linear_modules_from_tensors(const std::vector<LinearTe
     if (t.shape_known && t.ndim != 2) continue;  // norms (1-D), convolutions: not Linear
     std::string_view module = n.substr(0, n.size() - 7);
     if (non_linear(module)) continue;
-    if (t.shape_known) out.push_back({std::string(module), t.dims[0] * t.dims[1], t.dims[1]});
-    else out.push_back(config_module_shape(std::string(module), cfg));
+    if (t.shape_known) out.push_back({module, t.dims[0] * t.dims[1], t.dims[1]});
+    else out.push_back(config_module_shape(module, cfg));
   }
   return out;
 }
@@ -214,9 +215,12 @@ static std::vector<std::string> config_module_names(const hf::Config& cfg, const
   return out;
 }
 
-std::vector<LinearModule> linear_modules_from_config(const hf::Config& cfg, const Json* tmpl) {
+std::vector<LinearModule> linear_modules_from_config(const hf::Config& cfg, const Json* tmpl, NameStore& made) {
   std::vector<LinearModule> out;
-  for (const auto& n : config_module_names(cfg, tmpl)) out.push_back(config_module_shape(n, cfg));
+  for (auto& n : config_module_names(cfg, tmpl)) {
+    made.push_back(std::move(n));
+    out.push_back(config_module_shape(made.back(), cfg));
+  }
   return out;
 }
 
