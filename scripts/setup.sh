@@ -9,7 +9,7 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config ccache
       nlohmann-json3-dev libvalijson-dev libcli11-dev libfmt-dev libedit-dev
       libgtest-dev libgmock-dev libbenchmark-dev
-      libonnx-dev libprotobuf-dev protobuf-compiler
+      libonnx-dev libprotobuf-dev protobuf-compiler libssl-dev
       nodejs npm tmux)
 for a in "$@"; do
   case "$a" in

@@ -1,9 +1,14 @@
 #include "catalog/artifacts.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "catalog/catalog.h"
 #include "common/error.h"
+#include "common/files.h"
+#include "common/sha256.h"
+
+namespace fs = std::filesystem;
 
 namespace quarkplan {
 
@@ -26,10 +31,31 @@ std::string detect_artifact_kind(const Json& d) {
 }
 
 Json read_validated(const std::string& path, const std::string& kind) {
-  Json j = read_json_file(path, 16ull << 20);
+  std::string text;
+  return read_validated(path, kind, text);
+}
+
+Json read_validated(const std::string& path, const std::string& kind, std::string& text) {
+  // Analyses of huge models list tens of thousands of module names.
+  text = read_small_file(path, kind == "model_analysis" ? 256ull << 20 : 16ull << 20);
+  Json j = parse_json(text, path);
   auto errors = validate_against_schema(j, "schemas/" + kind + ".schema.json");
   if (!errors.empty()) throw InputError(path, "does not match the " + kind + " schema: " + errors.front());
   return j;
+}
+
+Json model_fingerprint(const std::string& model_path) {
+  std::error_code ec;
+  fs::path p(model_path);
+  bool dir = fs::is_directory(p, ec);
+  fs::path file = dir ? p / "config.json" : p;
+  uint64_t hashed = 0, size = 0;
+  std::string sha = sha256_file_prefix(file.string(), dir ? (16ull << 20) : (1ull << 20), hashed, size);
+  return {{"method", dir ? "sha256 of config.json" : "sha256 of the first MiB of the .onnx file, and its size"},
+          {"file", file.string()},
+          {"sha256", sha},
+          {"hashed_bytes", hashed},
+          {"size", size}};
 }
 
 ValidationOutcome validate_artifact_file(const std::string& path, const std::string& kind) {

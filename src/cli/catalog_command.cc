@@ -81,7 +81,7 @@ void print_torch(const Catalog& c, const ui::Style& st) {
 }  // namespace
 
 int run_catalog_command(const CatalogArgs& a) {
-  return guarded([&] {
+  return guarded(a.json, [&] {
     if (!a.flow.empty() && a.flow != "onnx" && a.flow != "torch") throw UsageError("catalog takes onnx or torch (got '" + a.flow + "')");
     const Catalog& c = Catalog::load(a.catalog_dir);
     if (a.json) {

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 #include <exception>
-#include <iostream>
+#include <filesystem>
 
 #include "catalog/artifacts.h"
 #include "cli/guarded.h"
@@ -10,38 +10,74 @@
 #include "common/files.h"
 #include "common/json.h"
 #include "intake/intake.h"
+#include "plan/integrity.h"
 #include "plan/session.h"
 #include "ui/intake_summary.h"
 #include "ui/progress.h"
 #include "ui/terminal.h"
 
+namespace fs = std::filesystem;
+
 namespace quarkplan {
 
 int run_intake_command(const IntakeArgs& args) {
-  return guarded([&] {
+  return guarded(args.json, [&] {
+    const std::pair<const char*, const std::string*> values[] = {{"--target", &args.intake.target},
+                                                                 {"--install-result", &args.intake.install_result},
+                                                                 {"--session", &args.intake.session},
+                                                                 {"--env", &args.intake.env},
+                                                                 {"--catalog", &args.intake.catalog_dir}};
+    for (const auto& [flag, value] : values)
+      if (args.given.count(flag) && value->empty()) throw UsageError(std::string(flag) + " needs a value");
+    check_output_path(args.output);
+    if (!args.intake.session.empty()) check_output_path(args.intake.session);
     IntakeContext ctx = resolve_intake_context(args.intake);
     ui::ProgressBar bar(stderr, ui::progress_enabled(stderr, args.json));
     ctx.progress = bar.callback();
     Json analysis = run_intake(args.intake, ctx);
     bar.finish();
-    write_file_atomic(args.output, dump_json(analysis));
+    // Options of the other flow are mistakes, as in `plan`.
+    bool onnx = analysis["model"].value("model_type", "") == "onnx";
+    std::vector<std::string> wrong;
+    if (!onnx)
+      for (const char* f : {"--target", "--install-result"})
+        if (args.given.count(f)) wrong.push_back(f);
+    if (onnx && args.given.count("--trust-remote-code")) wrong.push_back("--trust-remote-code");
+    if (!wrong.empty())
+      throw UsageError(wrong.front() + std::string(" does not apply to ") + args.intake.model + ", which is " +
+                       (onnx ? "an ONNX model: it is an option for Hugging Face models" : "a Hugging Face (Torch) model: it is an option for ONNX models"));
+    std::string text = dump_json(analysis);
+    write_file_atomic(args.output, text);
     if (!args.intake.session.empty()) update_session_after_intake(args.intake.session, analysis, args.output);
     FILE* human = args.json ? stderr : stdout;
     ui::Style st{ui::use_color(human)};
     std::fputs(ui::render_intake_summary(analysis, st).c_str(), human);
     std::fprintf(human, "Wrote %s\n", args.output.c_str());
-    if (args.json) std::fputs(dump_json(analysis).c_str(), stdout);
+    if (args.json) std::fputs(text.c_str(), stdout);
     return kExitOk;
   });
 }
 
 int run_validate_command(const ValidateArgs& args) {
-  return guarded([&] {
+  return guarded(false, [&] {
     int bad = 0;
     for (const auto& f : args.files) {
       ValidationOutcome o = validate_artifact_file(f, args.kind);
+      std::string summary;
+      // Past the schema: a plan must still follow from its analysis, model and
+      // rules; an analysis from its model.
+      if (o.errors.empty() && (o.kind == "quant_plan" || o.kind == "model_analysis")) {
+        Json doc = read_json_file(f, 256ull << 20);
+        if (o.kind == "quant_plan") {
+          IntegrityReport r = verify_plan(f, doc);
+          o.errors = r.problems;
+          summary = r.summary();
+        } else {
+          o.errors = verify_analysis(f, doc);
+        }
+      }
       if (o.errors.empty()) {
-        std::printf("%s: valid %s\n", f.c_str(), o.kind.c_str());
+        std::printf("%s: valid %s%s\n", f.c_str(), o.kind.c_str(), summary.empty() ? "" : (" (" + summary + ")").c_str());
       } else {
         ++bad;
         std::printf("%s: INVALID%s\n", f.c_str(), o.kind.empty() ? "" : (" " + o.kind).c_str());
@@ -49,6 +85,19 @@ int run_validate_command(const ValidateArgs& args) {
       }
     }
     return bad ? kExitBadInput : kExitOk;
+  });
+}
+
+int run_session_init_command(const SessionInitArgs& args) {
+  return guarded(false, [&] {
+    Json s = new_session(args.workflow, args.goal);
+    check_output_path(args.output);
+    std::error_code ec;
+    if (fs::exists(args.output, ec))
+      throw InputError(args.output, "already exists: a session is never replaced (remove it, or choose another -o)");
+    write_file_atomic(args.output, dump_json(s));
+    std::printf("Wrote %s (workflow %s)\n", args.output.c_str(), s["workflow"].get<std::string>().c_str());
+    return kExitOk;
   });
 }
 

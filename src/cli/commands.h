@@ -1,6 +1,7 @@
 // Command entry points: each takes parsed arguments, runs the library and
 // returns the process exit code of SPEC §1. Errors never escape as exceptions.
 #pragma once
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ struct IntakeArgs {
   IntakeRequest intake;
   std::string output = "model_analysis.json";
   bool json = false;
+  std::set<std::string> given;  // the options on the command line ("--target", ...)
 };
 int run_intake_command(const IntakeArgs& args);
 
@@ -23,8 +25,11 @@ struct PlanArgs {
   std::string analysis, output = "quant_plan.json", report, hardware, goal, export_format, preset, scheme, algorithm, calib_method,
       kv_cache, calib_dataset, calib_data, eval;
   std::vector<std::string> excludes, layer_schemes, sets;
-  int64_t num_calib = -1, seq_len = -1, data_size = -1, batch_size = -1, context = 8192, batch = 1;
+  // Numbers stay text until checked, so every value (0, -1, 1e9, "abc") gets
+  // a one-line error naming its flag and range.
+  std::string num_calib, seq_len, data_size, batch_size, context, batch;
   bool json = false, yes = false, insist = false;
+  std::set<std::string> given;  // the options on the command line ("--preset", ...)
 };
 int run_plan_command(const PlanArgs& args);
 
@@ -61,6 +66,11 @@ struct EnvArgs {
   bool json = false;
 };
 int run_env_command(const EnvArgs& args);
+
+struct SessionInitArgs {
+  std::string output = "session_context.json", workflow, goal;
+};
+int run_session_init_command(const SessionInitArgs& args);
 
 struct ValidateArgs {
   std::vector<std::string> files;

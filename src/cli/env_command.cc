@@ -10,7 +10,8 @@
 namespace quarkplan {
 
 int run_env_command(const EnvArgs& a) {
-  return guarded([&] {
+  return guarded(a.json, [&] {
+    check_output_path(a.output);
     Json env = probe_environment(real_system(), Catalog::load().hardware());
     auto errors = validate_against_schema(env, "schemas/env_context.schema.json");
     if (!errors.empty()) throw std::runtime_error("the probed env_context does not match its schema: " + errors.front());

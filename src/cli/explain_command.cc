@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/guarded.h"
 #include "common/error.h"
+#include "plan/integrity.h"
 #include "plan/invocation.h"
 #include "plan/planner.h"
 #include "ui/decision_table.h"
@@ -18,30 +19,29 @@ namespace fs = std::filesystem;
 namespace quarkplan {
 
 int run_explain_command(const ExplainArgs& a) {
-  return guarded([&] {
+  return guarded(a.json, [&] {
     Json plan = read_json_file(a.plan, 64ull << 20);
     auto errors = validate_against_schema(plan, "schemas/quant_plan.schema.json");
     if (!errors.empty()) throw InputError(a.plan, "is not a valid quant_plan: " + errors.front());
-    // The analysis the plan points to, when it is still there.
-    Json analysis;
-    fs::path ref = plan["model"]["analysis_ref"].get<std::string>();
-    fs::path base = fs::path(a.plan).parent_path();
-    fs::path full = ref.is_absolute() ? ref : (base.empty() ? fs::path(".") : base) / ref;
-    std::string analysis_note;
-    if (fs::exists(full)) {
-      try {
-        analysis = read_json_file(full.string(), 256ull << 20);
-      } catch (const InputError&) {
-        analysis_note = "(the analysis at " + full.string() + " is unreadable)";
-      }
-    } else {
-      analysis_note = "(analysis_ref " + ref.string() + " not found: template defaults from the catalog)";
+    // A plan is shown only when it still follows from its analysis, its model
+    // and its rules (plan/integrity.h).
+    IntegrityReport check = verify_plan(a.plan, plan, a.catalog_dir);
+    if (!check.ok()) {
+      CommandFailure f;
+      f.message = a.plan + ": " + check.problems.front();
+      for (const auto& p : check.problems) f.lines.push_back("error: " + a.plan + ": " + p);
+      f.hint = "This plan cannot be trusted as written: re-run `quarkplan plan` to make one whose decisions follow from its rules.";
+      f.extra["problems"] = check.problems;
+      throw f;
     }
+    Json analysis = check.analysis;
+    std::string analysis_note = analysis.is_null() ? "(analysis " + check.analysis_path + " not found: template defaults from the catalog)" : "";
     Invocation inv = plan_invocation(plan, analysis, a.catalog_dir);
     Json table = decision_table(plan);
     if (a.json) {
       Json j = {{"plan", a.plan},
                 {"requires_confirmation", plan["requires_confirmation"]},
+                {"integrity", {{"verified", check.rules_rechecked}, {"summary", check.summary()}, {"notes", check.notes}}},
                 {"decision_table", table},
                 {"risks", plan["risks"]},
                 {"open_questions", plan["open_questions"]},
@@ -52,8 +52,10 @@ int run_explain_command(const ExplainArgs& a) {
     }
     ui::Style st{ui::use_color(stdout)};
     int width = ui::terminal_width(stdout);
-    std::printf("%s %s%s\n", st.bold("Plan").c_str(), a.plan.c_str(),
-                plan["requires_confirmation"].get<bool>() ? "  (DRAFT: requires confirmation)" : "  (confirmed)");
+    std::string status = plan["requires_confirmation"].get<bool>() ? "DRAFT: requires confirmation"
+                         : check.rules_rechecked                   ? "confirmed"
+                                                                   : "confirmed by its author, not verified";
+    std::printf("%s %s  (%s; %s)\n", st.bold("Plan").c_str(), a.plan.c_str(), status.c_str(), check.summary().c_str());
     std::fputs(ui::render_decision_table(table, st, width).c_str(), stdout);
     std::fputs(ui::render_risks(plan["risks"], st, width).c_str(), stdout);
     std::fputs(ui::render_questions(plan["open_questions"], st, width).c_str(), stdout);

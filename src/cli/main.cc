@@ -4,9 +4,27 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <set>
+#include <string>
 
 #include "cli/commands.h"
+#include "cli/guarded.h"
 #include "common/error.h"
+
+namespace {
+
+// The options given on the command line, by every name they have.
+std::set<std::string> given_options(const CLI::App* app) {
+  std::set<std::string> out;
+  for (const CLI::Option* o : app->get_options()) {
+    if (o->count() == 0) continue;
+    for (const auto& l : o->get_lnames()) out.insert("--" + l);
+    for (const auto& sn : o->get_snames()) out.insert("-" + sn);
+  }
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace quarkplan;
@@ -56,8 +74,8 @@ int main(int argc, char** argv) {
   cp->add_option("--eval", plan.eval, "evaluation intent (torch: none|smoke|full; onnx: smoke|mlperf|mAP)");
   cp->add_option("--set", plan.sets, "KEY=VALUE for any decision-table row")->allow_extra_args(false);
   cp->add_flag("--trust-remote-code", plan.intake.trust_remote_code, "approve running the model repository's own code");
-  cp->add_option("--context", plan.context, "context length for the KV-cache estimate")->default_val(8192);
-  cp->add_option("--batch", plan.batch, "batch for the KV-cache estimate")->default_val(1);
+  cp->add_option("--context", plan.context, "context length for the KV-cache estimate (default 8192, or the model's maximum when smaller)");
+  cp->add_option("--batch", plan.batch, "batch for the KV-cache estimate (default 1)");
   cp->add_flag("--weight-stats", plan.intake.weight_stats, "scan the weights for outlier statistics");
   cp->add_option("--session", plan.intake.session, "session_context.json to read (target) and update");
   cp->add_option("--env", plan.intake.env, "env_context.json (accelerator)");
@@ -92,6 +110,14 @@ int main(int argc, char** argv) {
   cn->add_option("-o", env.output, "where to write it")->default_val("env_context.json");
   cn->add_flag("--json", env.json, "print it as JSON on stdout");
 
+  SessionInitArgs session_init;
+  auto* cs = app.add_subcommand("session", "Create session_context.json files");
+  cs->require_subcommand(1);
+  auto* csi = cs->add_subcommand("init", "Write a new, schema-valid session_context.json");
+  csi->add_option("-o", session_init.output, "where to write it (never replaces an existing file)")->default_val("session_context.json");
+  csi->add_option("--workflow", session_init.workflow, "the Quark workflow (default quark-torch-ptq; quark-onnx-ptq-workflow for ONNX)");
+  csi->add_option("--goal", session_init.goal, "the user's goal, in their words");
+
   ValidateArgs validate;
   auto* cv = app.add_subcommand("validate", "Check artifacts against quarkplan's JSON schemas");
   cv->add_option("FILE", validate.files, "artifacts to check")->required();
@@ -101,17 +127,30 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::fprintf(stderr, "quarkplan: %s\n", e.what());
-    std::fprintf(stderr, "Run 'quarkplan --help' for usage.\n");
+    // One line, and with --json the error object automation expects.
+    std::string msg = std::string(e.what()) + " (run 'quarkplan --help' for usage)";
+    print_stderr("quarkplan: error: " + msg + "\n");
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]) == "--json") {
+        print_json_error(kExitBadInput, msg, "", "Run 'quarkplan --help' for usage.");
+        break;
+      }
     return kExitBadInput;
   }
-  if (ci->parsed()) return run_intake_command(intake);
+  if (ci->parsed()) {
+    intake.given = given_options(ci);
+    return run_intake_command(intake);
+  }
   if (cv->parsed()) return run_validate_command(validate);
-  if (cp->parsed()) return run_plan_command(plan);
+  if (cp->parsed()) {
+    plan.given = given_options(cp);
+    return run_plan_command(plan);
+  }
   if (cc->parsed()) return run_catalog_command(catalog);
   if (ce->parsed()) return run_explain_command(explain);
   if (cn->parsed()) return run_env_command(env);
   if (cr->parsed()) return run_report_command(report);
   if (cu->parsed()) return run_rules_command(rules);
+  if (csi->parsed()) return run_session_init_command(session_init);
   return kExitBadInput;
 }

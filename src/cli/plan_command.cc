@@ -1,5 +1,6 @@
 // `quarkplan plan`: intake (or --analysis), the planner, the decision table,
-// confirmation, and the atomic write of quant_plan.json (SPEC §1).
+// confirmation, and the atomic write of quant_plan.json with its analysis
+// (SPEC §1). Every input is checked before anything is written.
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,7 +13,9 @@
 #include "common/error.h"
 #include "common/files.h"
 #include "common/json.h"
+#include "common/strings.h"
 #include "intake/intake.h"
+#include "plan/integrity.h"
 #include "plan/planner.h"
 #include "plan/session.h"
 #include "ui/confirm.h"
@@ -26,79 +29,170 @@ namespace quarkplan {
 
 namespace {
 
+// A whole number as typed (no sign games, no overflow, no trailing text).
+int64_t whole_number(const std::string& flag, const std::string& text) {
+  if (text.empty()) throw UsageError(flag + " needs a value");
+  size_t i = text[0] == '-' ? 1 : 0;
+  bool digits = text.size() > i && text.find_first_not_of("0123456789", i) == std::string::npos;
+  int64_t v = 0;
+  if (digits) {
+    for (size_t k = i; k < text.size(); ++k) {
+      int d = text[k] - '0';
+      if (v > (INT64_MAX - d) / 10) {
+        digits = false;
+        break;
+      }
+      v = v * 10 + d;
+    }
+  }
+  if (!digits) throw UsageError(flag + " takes a whole number (got '" + text + "')");
+  return i ? -v : v;
+}
 
-std::string relative_ref(const fs::path& target, const fs::path& from_dir) {
-  std::error_code ec;
-  fs::path rel = fs::relative(fs::absolute(target), fs::absolute(from_dir), ec);
-  if (ec || rel.empty()) return fs::absolute(target).string();
-  std::string r = rel.string();
-  return r.rfind("..", 0) == 0 ? r : "./" + r;
+// A given option with an empty value is a mistake, never "not given".
+void require_values(const PlanArgs& a) {
+  const std::pair<const char*, const std::string*> single[] = {
+      {"--analysis", &a.analysis}, {"--target", &a.intake.target}, {"--hardware", &a.hardware}, {"--goal", &a.goal},
+      {"--export", &a.export_format}, {"--preset", &a.preset}, {"--scheme", &a.scheme}, {"--algorithm", &a.algorithm},
+      {"--calib-method", &a.calib_method}, {"--kv-cache", &a.kv_cache}, {"--calib-dataset", &a.calib_dataset},
+      {"--calib-data", &a.calib_data}, {"--eval", &a.eval}, {"--session", &a.intake.session}, {"--env", &a.intake.env},
+      {"--install-result", &a.intake.install_result}, {"--catalog", &a.intake.catalog_dir}, {"--num-calib", &a.num_calib},
+      {"--seq-len", &a.seq_len}, {"--data-size", &a.data_size}, {"--batch-size", &a.batch_size}, {"--context", &a.context},
+      {"--batch", &a.batch}};
+  for (const auto& [flag, value] : single)
+    if (a.given.count(flag) && value->empty()) throw UsageError(std::string(flag) + " needs a value");
+  const std::pair<const char*, const std::vector<std::string>*> lists[] = {
+      {"--exclude", &a.excludes}, {"--layer-scheme", &a.layer_schemes}, {"--set", &a.sets}};
+  for (const auto& [flag, values] : lists)
+    for (const auto& v : *values)
+      if (v.empty()) throw UsageError(std::string(flag) + " needs a value");
+}
+
+// Options of one flow given for a model of the other flow are mistakes: the
+// user believes they changed something.
+void check_flags_apply(const PlanArgs& a, const std::string& flow, const std::string& model) {
+  static const std::vector<std::string> onnx_only = {"--preset", "--target", "--calib-method", "--data-size", "--install-result"};
+  static const std::vector<std::string> torch_only = {"--scheme", "--kv-cache", "--hardware", "--layer-scheme", "--export", "--num-calib",
+                                                      "--seq-len", "--calib-dataset", "--context", "--batch", "--trust-remote-code"};
+  std::vector<std::string> wrong;
+  for (const auto& f : flow == "onnx" ? torch_only : onnx_only)
+    if (a.given.count(f)) wrong.push_back(f);
+  if (flow == "torch" && !a.calib_data.empty() && a.calib_data != "none") wrong.push_back("--calib-data PATH");
+  if (wrong.empty()) return;
+  std::string kind = flow == "onnx" ? "an ONNX model" : "a Hugging Face (Torch) model";
+  std::string other = flow == "onnx" ? "Hugging Face models" : "ONNX models";
+  std::string extra = flow == "torch" && wrong.back() == "--calib-data PATH"
+                          ? " (quantize_quark.py loads its calibration dataset itself: choose it with --calib-dataset, or --calib-data none)"
+                          : "";
+  throw UsageError(join(wrong) + (wrong.size() == 1 ? " does" : " do") + " not apply to " + model + ", which is " + kind + ": " +
+                   (wrong.size() == 1 ? "it is an option" : "they are options") + " for " + other + extra);
 }
 
 // Flags are sugar for decision-table choices (so edits and flags are one thing).
 void add_choices(PlanRequest& req, const PlanArgs& a, const std::string& flow) {
-  auto set = [&](const std::string& key, const Json& v) { req.choices[key] = v; };
-  if (!a.preset.empty()) set("preset", a.preset);
-  if (!a.scheme.empty()) set("global_scheme", a.scheme);
-  if (!a.algorithm.empty()) set(flow == "onnx" ? "algorithms" : "algorithm", a.algorithm);
-  if (!a.calib_method.empty()) set("calibration.method", a.calib_method);
+  auto set = [&](const std::string& key, const Json& v, const char* flag) {
+    req.choices[key] = v;
+    req.choice_flags[key] = flag;
+  };
+  if (!a.preset.empty()) set("preset", a.preset, "--preset");
+  if (!a.scheme.empty()) set("global_scheme", a.scheme, "--scheme");
+  if (!a.algorithm.empty()) set(flow == "onnx" ? "algorithms" : "algorithm", a.algorithm, "--algorithm");
+  if (!a.calib_method.empty()) set("calibration.method", a.calib_method, "--calib-method");
   if (!a.kv_cache.empty()) {
-    if (a.kv_cache != "fp8" && a.kv_cache != "none") throw UsageError("--kv-cache takes fp8 or none (Quark supports only fp8)");
-    set("kv_cache_scheme", a.kv_cache == "none" ? Json(nullptr) : Json("fp8"));
+    if (a.kv_cache != "fp8" && a.kv_cache != "none") throw UsageError("--kv-cache takes fp8 or none (Quark supports only fp8; got '" + a.kv_cache + "')");
+    set("kv_cache_scheme", a.kv_cache == "none" ? Json(nullptr) : Json("fp8"), "--kv-cache");
   }
   if (!a.excludes.empty()) {
     Json list = Json::array();
     for (const auto& e : a.excludes)
       if (e != "none") list.push_back(e);
-    set(flow == "onnx" ? "onnx_specific.nodes_to_exclude" : "exclude_layers", list);
+    set(flow == "onnx" ? "onnx_specific.nodes_to_exclude" : "exclude_layers", list, "--exclude");
   }
   for (const auto& ls : a.layer_schemes) {
     auto eq = ls.rfind('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == ls.size()) throw UsageError("--layer-scheme takes PATTERN=SCHEME (got '" + ls + "')");
-    if (flow == "onnx") throw UsageError("--layer-scheme is for Hugging Face models; ONNX plans use --exclude and --set");
-    set("layer_quant_config." + ls.substr(0, eq), ls.substr(eq + 1));
+    set("layer_quant_config." + ls.substr(0, eq), ls.substr(eq + 1), "--layer-scheme");
   }
-  if (!a.calib_dataset.empty()) set("calibration.dataset", a.calib_dataset);
-  if (a.num_calib > 0) set("calibration.num_calib_data", a.num_calib);
-  if (a.seq_len > 0) set("calibration.seq_len", a.seq_len);
-  if (a.data_size > 0) set("calibration.data_size", a.data_size);
-  if (a.batch_size > 0) set("calibration.batch_size", a.batch_size);
-  if (!a.eval.empty()) set("evaluation_intent", a.eval);
+  if (!a.calib_dataset.empty()) set("calibration.dataset", a.calib_dataset, "--calib-dataset");
+  if (!a.num_calib.empty()) set("calibration.num_calib_data", whole_number("--num-calib", a.num_calib), "--num-calib");
+  if (!a.seq_len.empty()) set("calibration.seq_len", whole_number("--seq-len", a.seq_len), "--seq-len");
+  if (!a.data_size.empty()) set("calibration.data_size", whole_number("--data-size", a.data_size), "--data-size");
+  if (!a.batch_size.empty()) set("calibration.batch_size", whole_number("--batch-size", a.batch_size), "--batch-size");
+  if (!a.eval.empty()) set("evaluation_intent", a.eval, "--eval");
   for (const auto& s : a.sets) apply_set(req, flow, s);
 }
 
-bool is_confirmed_plan(const std::string& path) {
+fs::path folder_of(const fs::path& p) { return p.has_parent_path() ? p.parent_path() : fs::path("."); }
+
+// Each plan names its own analysis: quant_plan.json <-> model_analysis.json
+// (SPEC), PLAN.json <-> PLAN.analysis.json otherwise.
+fs::path analysis_path_for(const fs::path& plan) {
+  std::string name = plan.filename().string();
+  if (name == "quant_plan.json") return folder_of(plan) / "model_analysis.json";
+  if (name == "quant_plan.draft.json") return folder_of(plan) / "model_analysis.draft.json";
+  std::string stem = plan.extension() == ".json" ? plan.stem().string() : name;
+  return folder_of(plan) / (stem + ".analysis.json");
+}
+
+fs::path draft_path_for(const fs::path& plan) {
+  return folder_of(plan) / (plan.stem().string() + ".draft" + plan.extension().string());
+}
+
+bool is_confirmed_plan(const fs::path& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) return false;
+  if (!fs::is_regular_file(path, ec)) return false;
   try {
-    Json j = read_json_file(path, 64ull << 20);
+    Json j = read_json_file(path.string(), 64ull << 20);
     return j.is_object() && j.contains("requires_confirmation") && j["requires_confirmation"] == false;
   } catch (...) {
     return false;
   }
 }
 
+std::string file_text_or_empty(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return "";
+  try {
+    return read_small_file(p.string(), 256ull << 20);
+  } catch (const InputError&) {
+    return "";
+  }
+}
+
 }  // namespace
 
 int run_plan_command(const PlanArgs& a) {
-  return guarded([&]() -> int {
+  return guarded(a.json, [&]() -> int {
+    // 1. Usage that needs no file.
     if (a.intake.model.empty() == a.analysis.empty()) throw UsageError("plan takes a MODEL or --analysis FILE (exactly one)");
+    require_values(a);
     if (!a.goal.empty() && a.goal != "accuracy" && a.goal != "balanced" && a.goal != "size" && a.goal != "experiment" && a.goal != "mixed")
-      throw UsageError("--goal must be one of accuracy, balanced, size, experiment, mixed");
+      throw UsageError("--goal must be one of accuracy, balanced, size, experiment, mixed (got '" + a.goal + "')");
     if (!a.export_format.empty() && a.export_format != "hf" && a.export_format != "gguf" && a.export_format != "onnx")
-      throw UsageError("--export must be one of hf, gguf, onnx");
+      throw UsageError("--export must be one of hf, gguf, onnx (got '" + a.export_format + "')");
     if (!a.intake.target.empty() && !is_known_target(a.intake.target))
       throw UsageError("--target must be one of cpu, cuda, rocm, npu_cnn, npu_transformer (got '" + a.intake.target + "')");
+    if (!a.analysis.empty() && a.intake.weight_stats) throw UsageError("--weight-stats needs a MODEL: intake does not run with --analysis");
+    PlanRequest req;
+    if (!a.context.empty()) {
+      req.context = whole_number("--context", a.context);
+      if (req.context < 1) throw UsageError("--context must be a whole number of at least 1 (got " + a.context + ")");
+    }
+    if (!a.batch.empty()) req.batch = whole_number("--batch", a.batch);
+
+    // 2. Everything that will be written must be writable, before anything is.
+    fs::path plan_path(a.output);
+    check_output_path(a.output);
+    if (!a.intake.model.empty()) check_output_path(analysis_path_for(plan_path).string());
+    if (!a.intake.session.empty()) check_output_path(a.intake.session);
+    if (!a.calib_data.empty() && a.calib_data != "none" && !fs::exists(a.calib_data))
+      throw InputError(a.calib_data, "calibration data path does not exist");
+
     FILE* human = a.json ? stderr : stdout;
     ui::Style st{ui::use_color(human)};
     int width = ui::terminal_width(human);
-    fs::path plan_path(a.output);
-    fs::path plan_dir = plan_path.has_parent_path() ? plan_path.parent_path() : fs::path(".");
-    if (!fs::is_directory(plan_dir)) throw InputError(a.output, "its folder does not exist");
-    if (!a.report.empty() && !fs::is_directory(fs::path(a.report).has_parent_path() ? fs::path(a.report).parent_path() : fs::path(".")))
-      throw InputError(a.report, "its folder does not exist");
+    if (!a.report.empty()) check_output_path(a.report);
 
-    PlanRequest req;
     req.target = a.intake.target;
     req.hardware = a.hardware;
     req.goal = a.goal;
@@ -107,17 +201,13 @@ int run_plan_command(const PlanArgs& a) {
     req.insist = a.insist;
     req.trust_remote_code = a.intake.trust_remote_code;
     req.confirmed = a.yes;
-    req.context = a.context;
-    req.batch = a.batch;
-    req.catalog_dir = a.intake.catalog_dir;
-    if (!a.calib_data.empty() && a.calib_data != "none" && !fs::exists(a.calib_data))
-      throw InputError(a.calib_data, "calibration data path does not exist");
+    req.catalog_dir = a.intake.catalog_dir.empty() ? "" : fs::absolute(a.intake.catalog_dir).string();
     if (!a.intake.env.empty()) req.env_context = read_validated(a.intake.env, "env_context");
     if (!a.intake.target.empty()) req.target_source = "--target";
 
-    // The analysis: intake now, or a given file.
+    // 3. The analysis: intake now, or a given file (its exact bytes are hashed).
     Json analysis;
-    std::string analysis_path;
+    std::string analysis_text;
     IntakeRequest ir = a.intake;
     IntakeContext ctx = resolve_intake_context(ir);
     req.custom_ops_compile_ok = ctx.custom_ops_compile_ok;
@@ -126,28 +216,31 @@ int run_plan_command(const PlanArgs& a) {
       req.target = ctx.deployment_target;
       req.target_source = ctx.target_source;
     }
-    if (!ir.model.empty()) {
+    bool ran_intake = !ir.model.empty();
+    if (ran_intake) {
       ui::ProgressBar bar(stderr, ui::progress_enabled(stderr, a.json));
       ctx.progress = bar.callback();
       analysis = run_intake(ir, ctx);
       bar.finish();
       ctx.progress = nullptr;
-      analysis_path = (plan_dir / "model_analysis.json").string();
+      analysis_text = dump_json(analysis);
     } else {
-      analysis = read_validated(a.analysis, "model_analysis");
-      analysis_path = a.analysis;
+      analysis = read_validated(a.analysis, "model_analysis", analysis_text);
     }
-    req.analysis_ref = relative_ref(analysis_path, plan_dir);
     std::string flow = plan_flow(analysis);
+    check_flags_apply(a, flow, ran_intake ? a.intake.model : analysis["model"].value("model_path", a.analysis));
     add_choices(req, a, flow);
 
+    // 4. Decide (and confirm at the prompt when there is one).
     bool interactive = !a.yes && !a.json && ui::is_terminal(stdin) && ui::is_terminal(stdout);
     PlanOutcome out;
     if (interactive) {
       ui::ConfirmResult cr = ui::confirm_loop(analysis, req, st, width);
       if (cr.declined) {
-        std::fprintf(stderr, "Declined: nothing written.\n");
-        return kExitDeclined;
+        CommandFailure f;
+        f.code = kExitDeclined;
+        f.message = "declined at the prompt: nothing written";
+        throw f;
       }
       out = cr.outcome;
     } else {
@@ -155,12 +248,21 @@ int run_plan_command(const PlanArgs& a) {
     }
 
     if (out.status == PlanStatus::kRefused) {
-      std::fprintf(stderr, "quarkplan: refused: %s\n", out.refusal.c_str());
-      return kExitRefused;
+      CommandFailure f;
+      f.code = kExitRefused;
+      auto cut = out.refusal.find(" Recovery: ");
+      f.message = cut == std::string::npos ? out.refusal : out.refusal.substr(0, cut);
+      f.hint = cut == std::string::npos ? "" : out.refusal.substr(cut + 11);
+      f.rule = out.refusal_rule;
+      f.lines = {"refused [" + out.refusal_rule + "]: " + out.refusal};
+      throw f;
     }
     if (out.status == PlanStatus::kInvalid) {
-      for (const auto& e : out.errors) std::fprintf(stderr, "quarkplan: error: %s\n", e.c_str());
-      return kExitBadInput;
+      CommandFailure f;
+      f.message = out.errors.empty() ? "the plan is invalid" : out.errors.front();
+      for (const auto& e : out.errors) f.lines.push_back("error: " + e);
+      f.extra["errors"] = out.errors;
+      throw f;
     }
     if (!interactive) {
       std::fputs(ui::render_decision_table(out.decision_table, st, width).c_str(), human);
@@ -168,37 +270,89 @@ int run_plan_command(const PlanArgs& a) {
       std::fputs(ui::render_questions(out.plan["open_questions"], st, width).c_str(), human);
     }
     if (out.status == PlanStatus::kConflict) {
-      for (const auto& c : out.conflicts)
-        std::fprintf(stderr, "quarkplan: conflict [%s]: %s Closest viable alternative: %s. Pass --insist to keep your choice (recorded as a high risk).\n",
-                     c.rule.c_str(), c.message.c_str(), c.alternative.c_str());
-      return kExitBadInput;
+      CommandFailure f;
+      const Conflict& first = out.conflicts.front();
+      f.message = first.message;
+      f.rule = first.rule;
+      f.hint = "Closest viable alternative: " + first.alternative + ". Pass --insist to keep your choice (recorded as a high risk).";
+      Json all = Json::array();
+      for (const auto& c : out.conflicts) {
+        f.lines.push_back("conflict [" + c.rule + "]: " + c.message + " Closest viable alternative: " + c.alternative +
+                          ". Pass --insist to keep your choice (recorded as a high risk).");
+        all.push_back({{"rule", c.rule}, {"decision", c.decision}, {"message", c.message}, {"alternative", c.alternative}});
+      }
+      f.extra["conflicts"] = all;
+      throw f;
     }
 
-    // Write: the analysis beside the plan (when intake ran), then the plan.
-    std::string target_path = a.output;
+    // 5. Where it goes: a draft never replaces a confirmed plan, and each plan
+    // names its own analysis.
     bool draft = out.plan["requires_confirmation"].get<bool>();
-    if (draft && is_confirmed_plan(a.output)) {
-      fs::path p(a.output);
-      target_path = (p.parent_path() / (p.stem().string() + ".draft" + p.extension().string())).string();
-      std::fprintf(stderr, "%s holds a confirmed plan: the draft goes to %s instead.\n", a.output.c_str(), target_path.c_str());
+    fs::path target = plan_path;
+    std::string note;
+    if (draft && is_confirmed_plan(plan_path)) {
+      target = draft_path_for(plan_path);
+      check_output_path(target.string());
+      note = a.output + " holds a confirmed plan: the draft goes to " + target.string() + " instead.\n";
     }
-    if (!a.intake.model.empty()) write_file_atomic(analysis_path, dump_json(analysis));
-    write_file_atomic(target_path, dump_json(out.plan));
-    if (!a.intake.session.empty()) update_session(a.intake.session, out.plan, req.analysis_ref, relative_ref(target_path, fs::path(a.intake.session).parent_path().empty() ? "." : fs::path(a.intake.session).parent_path()), analysis_path);
+    fs::path analysis_path = ran_intake ? analysis_path_for(target) : fs::path(a.analysis);
+    if (ran_intake) check_output_path(analysis_path.string());
+    Json& plan = out.plan;
+    plan["model"]["analysis_ref"] = relative_ref(analysis_path.string(), folder_of(target).string());
+    Json fingerprint = analysis["model"].value("source_fingerprint", Json(nullptr));
+    if (fingerprint.is_null()) {
+      try {
+        std::string mp = analysis["model"].value("model_path", "");
+        if (!mp.empty() && fs::exists(mp)) fingerprint = model_fingerprint(mp);
+      } catch (const InputError&) {
+      }
+    }
+    seal_plan(plan, analysis_text, fingerprint);
+
+    // 6. Write the analysis (unless the same bytes are already there) and the
+    // plan as one step; then drop a stale draft and update the session.
+    std::vector<std::pair<std::string, std::string>> files;
+    if (ran_intake && file_text_or_empty(analysis_path) != analysis_text) files.push_back({analysis_path.string(), analysis_text});
+    files.push_back({target.string(), dump_json(plan)});
+    write_files_atomic(files);
+    if (!note.empty()) print_stderr(note);
+    std::string removed;
+    if (!draft) {
+      fs::path stale = draft_path_for(target);
+      if (remove_if_exists(stale.string())) {
+        removed = stale.string();
+        if (ran_intake) remove_if_exists(analysis_path_for(stale).string());
+      }
+    }
+    if (!a.intake.session.empty()) {
+      std::string dir = folder_of(a.intake.session).string();
+      PlanUpdate u{plan, relative_ref(target.string(), dir), relative_ref(analysis_path.string(), dir),
+                   removed.empty() ? "" : relative_ref(removed, dir)};
+      update_session(a.intake.session, u, Catalog::load(req.catalog_dir).hardware());
+    }
     if (!a.report.empty()) {
-      write_plan_report(a.report, target_path, out.plan, analysis, a.intake.catalog_dir);
+      write_plan_report(a.report, target.string(), plan, analysis, a.intake.catalog_dir);
       std::fprintf(human, "Wrote the report to %s\n", a.report.c_str());
     }
+
     if (a.json) {
-      Json j = {{"plan", out.plan}, {"decision_table", out.decision_table}, {"risks", out.plan["risks"]}, {"open_questions", out.plan["open_questions"]}};
+      Json j = {{"status", draft ? "draft" : "confirmed"},
+                {"exit_code", draft ? kExitDraft : kExitOk},
+                {"plan_path", target.string()},
+                {"analysis_path", analysis_path.string()},
+                {"plan", plan},
+                {"decision_table", out.decision_table},
+                {"risks", plan["risks"]},
+                {"open_questions", plan["open_questions"]}};
       std::fputs(dump_json(j).c_str(), stdout);
     }
     if (draft) {
-      std::fprintf(human, "Wrote a DRAFT plan to %s (requires_confirmation: true)%s\n", target_path.c_str(),
-                   out.plan["open_questions"].empty() ? "; confirm with --yes or at the prompt" : "; answer the open questions above");
+      std::fprintf(human, "Wrote a DRAFT plan to %s (requires_confirmation: true)%s\n", target.string().c_str(),
+                   plan["open_questions"].empty() ? "; confirm with --yes or at the prompt" : "; answer the open questions above");
       return kExitDraft;
     }
-    std::fprintf(human, "Wrote the confirmed plan to %s\n", target_path.c_str());
+    std::fprintf(human, "Wrote the confirmed plan to %s (analysis: %s)\n", target.string().c_str(), analysis_path.string().c_str());
+    if (!removed.empty()) std::fprintf(human, "Removed the stale draft %s\n", removed.c_str());
     return kExitOk;
   });
 }

@@ -28,7 +28,7 @@ void write_plan_report(const std::string& output, const std::string& plan_path, 
 }
 
 int run_report_command(const ReportArgs& a) {
-  return guarded([&] {
+  return guarded(false, [&] {
     LoadedPlan lp = load_plan_file(a.plan);
     ui::ReportInput in;
     in.plan = std::move(lp.plan);

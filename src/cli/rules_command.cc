@@ -15,7 +15,7 @@
 namespace quarkplan {
 
 int run_rules_command(const RulesArgs& a) {
-  return guarded([&] {
+  return guarded(a.json, [&] {
     std::vector<RuleDoc> all = rule_docs();
     std::vector<RuleDoc> chosen;
     for (const auto& d : all)

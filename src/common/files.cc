@@ -1,6 +1,8 @@
 #include "common/files.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,11 +17,17 @@ namespace fs = std::filesystem;
 
 namespace quarkplan {
 
-void write_file_atomic(const std::string& path, const std::string& content) {
-  fs::path target(path);
+namespace {
+
+std::string temp_name_for(const fs::path& target) {
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::random_device rd;
-  std::string tmp = (dir / ("." + target.filename().string() + ".tmp" + std::to_string(rd()))).string();
+  return (dir / ("." + target.filename().string() + ".tmp" + std::to_string(rd()))).string();
+}
+
+// Writes `content` to a new temporary file beside `path`; returns its name.
+std::string write_temp(const std::string& path, const std::string& content) {
+  std::string tmp = temp_name_for(fs::path(path));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) throw InputError(path, std::string("cannot write: ") + std::strerror(errno));
   const char* p = content.data();
@@ -38,10 +46,75 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   }
   ::fsync(fd);
   ::close(fd);
+  return tmp;
+}
+
+void rename_into_place(const std::string& tmp, const std::string& path) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
     throw InputError(path, std::string("cannot write: ") + std::strerror(e));
+  }
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  rename_into_place(write_temp(path, content), path);
+}
+
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> temps;
+  try {
+    for (const auto& [path, content] : files) temps.push_back(write_temp(path, content));
+  } catch (...) {
+    for (const auto& t : temps) ::unlink(t.c_str());
+    throw;
+  }
+  for (size_t i = 0; i < files.size(); ++i) rename_into_place(temps[i], files[i].first);
+}
+
+void check_output_path(const std::string& path) {
+  if (path.empty()) throw InputError("", "the output path is empty: give a file name");
+  fs::path p(path);
+  std::error_code ec;
+  auto st = fs::status(p, ec);
+  if (fs::is_directory(st)) throw InputError(path, "is a folder: give a file name for the output");
+  if (fs::exists(st) && !fs::is_regular_file(st)) throw InputError(path, "is not a regular file: refusing to replace it");
+  if (!p.has_filename() || p.filename() == "." || p.filename() == "..") throw InputError(path, "names no file: give a file name for the output");
+  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  auto dst = fs::status(dir, ec);
+  if (!fs::exists(dst)) throw InputError(path, "its folder " + dir.string() + " does not exist");
+  if (!fs::is_directory(dst)) throw InputError(path, dir.string() + " is not a folder");
+  // The only reliable test of "can a file be created here" (read-only mounts,
+  // /proc, permissions, root) is to create one.
+  std::string probe = temp_name_for(p);
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw InputError(path, "cannot create files in " + dir.string() + ": " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+bool remove_if_exists(const std::string& path) {
+  std::error_code ec;
+  return fs::remove(path, ec);
+}
+
+FileLock::FileLock(const std::string& lock_path) {
+  fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw InputError(lock_path, std::string("cannot create the lock file: ") + std::strerror(errno));
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    int e = errno;
+    ::close(fd_);
+    throw InputError(lock_path, std::string("cannot lock: ") + std::strerror(e));
+  }
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) {
+    ::flock(fd_, LOCK_UN);
+    ::close(fd_);
   }
 }
 

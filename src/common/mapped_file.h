@@ -12,7 +12,9 @@ namespace quarkplan {
 class MappedFile {
  public:
   // Throws InputError naming `path` when it cannot be opened or mapped.
-  explicit MappedFile(const std::string& path);
+  // `whole_read`: the file will be read from start to end (an index, a
+  // config), so its pages are mapped up front instead of one fault at a time.
+  explicit MappedFile(const std::string& path, bool whole_read = false);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

@@ -33,7 +33,7 @@ std::string format_bytes(uint64_t bytes) {
 std::string format_params(uint64_t params) {
   if (params < 100000) {
     std::string s = std::to_string(params);
-    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(s.begin() + i, ',');  // one char: GCC 12 -Wrestrict misfires on the string form
     return s;
   }
   double v = static_cast<double>(params);

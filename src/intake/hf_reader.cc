@@ -1,7 +1,17 @@
 // HfModelReader: the Torch flavour of model_analysis.json from a Hugging Face
 // folder — config.json plus safetensors headers (or the index alone), never
 // the weights (rules 29-42 of quark_contracts.md §4.3).
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <atomic>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <thread>
+#include <unordered_map>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -11,12 +21,14 @@
 #include "catalog/catalog.h"
 #include "common/error.h"
 #include "common/files.h"
+#include "common/parallel.h"
+#include "common/mapped_file.h"
 #include "intake/hf_config.h"
 #include "intake/json_scan.h"
 #include "intake/model_names_gen.h"
-#include "intake/model_structure.h"
 #include "common/units.h"
 #include "intake/model_reader.h"
+#include "intake/model_structure.h"
 #include "intake/module_names.h"
 #include "intake/safetensors_reader.h"
 #include "intake/weight_stats.h"
@@ -32,10 +44,12 @@ bool contains(const Json& arr, const std::string& v) {
   return std::find(arr.begin(), arr.end(), v) != arr.end();
 }
 
-// Weights as found on disk.
+// Weights as found on disk. The tensor names are views into the index text
+// and the shard headers this object keeps (it is filled in place, never moved).
 struct WeightFacts {
   std::string source = "none";  // safetensors | index | bin | none
-  std::vector<LinearTensor> tensors;  // names (+ shapes when headers were read)
+  std::vector<LinearTensor> tensors;  // every tensor found (headers, or names only from the index)
+  std::deque<NameStore> made_names;   // names that had to be made (renamed, expanded)
   std::map<std::string, uint64_t> params_by_dtype;  // exact, from headers
   uint64_t total_params = 0, total_bytes = 0;
   bool exact = false;           // every shard's header was read
@@ -44,12 +58,28 @@ struct WeightFacts {
   std::vector<std::string> shard_paths;  // resolved paths of the shards read
   uint64_t index_mismatches = 0;
   std::string first_mismatch;
+  // What the views point into.
+  std::unique_ptr<MappedFile> index_map;
+  safetensors::IndexView index;
+  std::vector<std::unique_ptr<safetensors::HeaderMap>> maps;
+  std::vector<safetensors::HeaderView> headers;  // sized once: views into `escaped` stay put
+
+  WeightFacts() = default;
+  WeightFacts(const WeightFacts&) = delete;
+  WeightFacts& operator=(const WeightFacts&) = delete;
 };
 
 // A shard named by the model must stay inside its folder. Hugging Face's own
 // cache keeps snapshots as links into ../../blobs of the same repository;
 // those are allowed, anything else that leaves the folder is refused.
 fs::path shard_path(const fs::path& dir, const std::string& name) {
+  // Fast path: a plain name of a regular file (not a link) right in the folder
+  // cannot lead outside it; nor can a plain name that does not exist (yet).
+  if (!name.empty() && name != "." && name != ".." && name.find_first_of(std::string("/\\\0", 3)) == std::string::npos) {
+    fs::path p = dir / name;
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0 ? S_ISREG(st.st_mode) : errno == ENOENT) return p;
+  }
   std::string why;
   if (auto p = resolve_inside(dir, name, why)) return *p;
   fs::path d = fs::weakly_canonical(dir);
@@ -79,98 +109,194 @@ uint64_t logical_params(std::string_view name, std::string_view dtype, uint64_t 
   return numel;
 }
 
-void add_header(WeightFacts& w, safetensors::Header&& h) {
-  std::map<std::string, uint64_t> by_dtype;  // few dtypes: count first, name once
-  for (auto& t : h.tensors) {
-    uint64_t n = logical_params(t.name, t.dtype, t.numel);
-    by_dtype[t.dtype] += n;
-    w.total_params += n;
-    w.total_bytes += t.end - t.begin;
-    w.tensors.push_back({std::move(t.name), std::move(t.shape), true});
+// One shard's header, read on a worker thread, and compared with the names
+// the index lists for it (both sorted, then merged: no shared table).
+struct ShardScan {
+  std::string name, path;
+  const std::string_view* listed = nullptr;  // the index's names for this shard
+  size_t listed_count = 0;
+  bool missing = false;
+  uint64_t not_in_header = 0, not_in_index = 0;
+  std::string first_mismatch;
+  // What the shard contributes, computed on the worker too.
+  std::vector<LinearTensor> tensors;
+  std::vector<std::pair<std::string_view, uint64_t>> params_by_dtype;
+  uint64_t params = 0, bytes = 0;
+};
+
+// A small open-addressing set of the names the index lists for one shard; each
+// header name is looked up once, and listed names never found are reported.
+uint64_t name_hash(std::string_view k) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ k.size();
+  size_t i = 0;
+  for (; i + 8 <= k.size(); i += 8) {
+    uint64_t x;
+    std::memcpy(&x, k.data() + i, 8);
+    h = (h ^ x) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
   }
-  for (auto& [d, n] : by_dtype)
-    if (n) w.params_by_dtype[safetensors::dtype_display(d)] += n;
+  uint64_t tail = 0;
+  std::memcpy(&tail, k.data() + i, k.size() - i);
+  h = (h ^ tail) * 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 29);
 }
 
-WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::string>& partial) {
-  WeightFacts w;
+void compare_with_index(ShardScan& r, const safetensors::HeaderView& h) {
+  size_t cap = 16;
+  while (cap < 2 * r.listed_count) cap *= 2;
+  std::vector<uint32_t> slots(cap, UINT32_MAX);  // index into r.listed
+  std::vector<char> found(r.listed_count, 0);
+  const size_t mask = cap - 1;
+  for (uint32_t i = 0; i < r.listed_count; ++i)
+    for (size_t s = name_hash(r.listed[i]) & mask;; s = (s + 1) & mask)
+      if (slots[s] == UINT32_MAX) {
+        slots[s] = i;
+        break;
+      } else if (r.listed[slots[s]] == r.listed[i]) {
+        break;  // listed twice: once is enough
+      }
+  std::string first_unlisted;
+  for (const auto& t : h.tensors) {
+    bool hit = false;
+    for (size_t s = name_hash(t.name) & mask; slots[s] != UINT32_MAX; s = (s + 1) & mask)
+      if (r.listed[slots[s]] == t.name) {
+        found[slots[s]] = 1;
+        hit = true;
+        break;
+      }
+    if (!hit && !r.not_in_index++) first_unlisted = "'" + std::string(t.name) + "' is in " + r.name + " but not in the index";
+  }
+  for (size_t i = 0; i < r.listed_count; ++i)
+    if (!found[i] && (i == 0 || r.listed[i] != r.listed[i - 1]) && !r.not_in_header++ && r.first_mismatch.empty())
+      r.first_mismatch = "'" + std::string(r.listed[i]) + "' is listed for " + r.name + " but not in its header";
+  if (r.first_mismatch.empty()) r.first_mismatch = first_unlisted;
+}
+
+// The parameter counts and tensor records of one parsed shard.
+void summarize_shard(ShardScan& r, const safetensors::HeaderView& h) {
+  r.tensors.reserve(h.tensors.size());
+  for (const auto& t : h.tensors) {
+    uint64_t n = logical_params(t.name, t.dtype, t.numel);
+    auto it = std::find_if(r.params_by_dtype.begin(), r.params_by_dtype.end(), [&](const auto& d) { return d.first == t.dtype; });
+    if (it == r.params_by_dtype.end()) r.params_by_dtype.emplace_back(t.dtype, n);
+    else it->second += n;
+    r.params += n;
+    r.bytes += t.end - t.begin;
+    LinearTensor lt;
+    lt.name = t.name;
+    lt.ndim = t.ndim;
+    for (uint32_t d = 0; d < t.ndim && d < 3; ++d) lt.dims[d] = h.dims[t.dims_at + d];
+    lt.shape_known = true;
+    r.tensors.push_back(lt);
+  }
+}
+
+void scan_shard(const fs::path& dir, ShardScan& r, WeightFacts& w, size_t slot, bool check_index) {
+  fs::path p = shard_path(dir, r.name);
+  r.path = p.string();
+  std::unique_ptr<safetensors::HeaderMap> map;
+  try {
+    map = std::make_unique<safetensors::HeaderMap>(r.path);
+  } catch (const InputError&) {
+    struct stat st {};
+    if (::stat(r.path.c_str(), &st) != 0 && errno == ENOENT) {  // not downloaded: recorded, not an error
+      r.missing = true;
+      return;
+    }
+    throw;
+  }
+  try {
+    safetensors::parse_view(map->prefix(), map->file_size(), w.headers[slot]);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw InputError(r.path, std::string("not a valid safetensors file: ") + e.what());
+  }
+  w.maps[slot] = std::move(map);
+  if (check_index) compare_with_index(r, w.headers[slot]);
+  summarize_shard(r, w.headers[slot]);
+  // Done with the per-tensor records: this thread's next shard reuses the
+  // memory instead of touching new pages (names point into the map, which stays).
+  std::vector<safetensors::TensorView>().swap(w.headers[slot].tensors);
+  std::vector<uint64_t>().swap(w.headers[slot].dims);
+}
+
+void add_shard(WeightFacts& w, ShardScan& r) {
+  w.total_params += r.params;
+  w.total_bytes += r.bytes;
+  for (auto& [d, n] : r.params_by_dtype)
+    if (n) w.params_by_dtype[safetensors::dtype_display(d)] += n;
+  w.tensors.insert(w.tensors.end(), r.tensors.begin(), r.tensors.end());
+}
+
+// Names the index lists for a shard that is not here: shapes unknown.
+void add_listed(WeightFacts& w, const ShardScan& r) {
+  for (size_t i = 0; i < r.listed_count; ++i) w.tensors.push_back({r.listed[i], 0, {0, 0, 0}, false});
+}
+
+void scan_weights(const fs::path& dir, Json& risks, std::vector<std::string>& partial, WeightFacts& w) {
   std::error_code ec;
   fs::path index = dir / "model.safetensors.index.json";
   if (fs::exists(index, ec)) {
     // The index is read with the zero-copy scanner (see json_scan.h): DeepSeek's
     // weight_map alone has 92,000 entries.
-    std::string text = read_small_file(index.string(), 256ull << 20);
-    std::map<std::string, std::vector<std::string>> by_shard;
-    bool have_map = false;
+    w.index_map = std::make_unique<MappedFile>(index.string(), true);
+    if (w.index_map->size() > (256ull << 20))
+      throw InputError(index.string(), "file is " + std::to_string(w.index_map->size()) + " bytes, more than the 268435456 allowed for an index");
+    safetensors::IndexView& ix = w.index;
     try {
-      json_scan::Scanner sc(text);
-      std::string kb, vb;
-      sc.expect('{');
-      if (!sc.consume('}')) {
-        do {
-          std::string key(sc.string(kb));
-          sc.expect(':');
-          if (key == "weight_map") {
-            have_map = true;
-            sc.expect('{');
-            if (!sc.consume('}')) {
-              do {
-                std::string tensor(sc.string(kb));
-                sc.expect(':');
-                if (sc.peek() != '"') sc.fail("weight_map entry '" + tensor + "' is not a file name");
-                by_shard[std::string(sc.string(vb))].push_back(std::move(tensor));
-              } while (sc.consume(','));
-              sc.expect('}');
-            }
-          } else if (key == "metadata" && sc.peek() == '{') {
-            sc.expect('{');
-            if (!sc.consume('}')) {
-              do {
-                std::string mk(sc.string(kb));
-                sc.expect(':');
-                if (mk == "total_size" && sc.peek() != '"' && sc.peek() != 'n') w.index_total_size = sc.u64("total_size");
-                else sc.skip();
-              } while (sc.consume(','));
-              sc.expect('}');
-            }
-          } else {
-            sc.skip();
-          }
-        } while (sc.consume(','));
-        sc.expect('}');
-      }
-      if (!sc.at_end()) sc.fail("trailing bytes");
+      safetensors::parse_index(w.index_map->bytes(), ix);
     } catch (const std::runtime_error& e) {
       throw InputError(index.string(), std::string("invalid index: ") + e.what());
     }
-    if (!have_map) throw InputError(index.string(), "has no weight_map object");
-    size_t present = 0;
-    for (auto& [shard, names] : by_shard) {
-      fs::path p = shard_path(dir, shard);
-      if (!fs::exists(p, ec)) {
-        w.missing_shards.push_back(shard);
-        for (auto& n : names) w.tensors.push_back({n, {}, false});
+    if (!ix.has_weight_map) throw InputError(index.string(), "has no weight_map object");
+    w.index_total_size = ix.total_size;
+    const auto& entries = ix.entries;
+    const auto& shard_names = ix.shards;
+
+    // Shards in name order (as listed before), read on every core; each
+    // shard's listed names side by side (a counting sort keeps index order).
+    const size_t n = shard_names.size();
+    std::vector<uint32_t> order(n);
+    for (uint32_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return shard_names[a] < shard_names[b]; });
+    std::vector<size_t> first(n + 1, 0);
+    for (const auto& e : entries) ++first[e.second + 1];
+    for (size_t i = 0; i < n; ++i) first[i + 1] += first[i];
+    std::vector<std::string_view> by_shard(entries.size());
+    {
+      std::vector<size_t> at(first.begin(), first.end() - 1);
+      for (const auto& e : entries) by_shard[at[e.second]++] = e.first;
+    }
+    std::vector<ShardScan> scans(n);
+    w.headers.resize(n);
+    w.maps.resize(n);
+    for (size_t slot = 0; slot < n; ++slot) {
+      uint32_t id = order[slot];
+      scans[slot].name = std::string(shard_names[id]);
+      scans[slot].listed = by_shard.data() + first[id];
+      scans[slot].listed_count = first[id + 1] - first[id];
+    }
+    parallel_for(n, [&](size_t slot) { scan_shard(dir, scans[slot], w, slot, true); });
+
+    size_t present = 0, total = 0;
+    for (const auto& r : scans) total += r.tensors.size() + r.listed_count;
+    w.tensors.reserve(total);
+    for (size_t slot = 0; slot < n; ++slot) {
+      ShardScan& r = scans[slot];
+      if (r.missing) {
+        w.missing_shards.push_back(r.name);
+        add_listed(w, r);
         continue;
       }
       ++present;
-      w.files.push_back(shard);
-      w.shard_paths.push_back(p.string());
-      safetensors::Header h = safetensors::read_file(p.string());
-      std::unordered_set<std::string_view> in_header;
-      in_header.reserve(h.tensors.size());
-      for (const auto& t : h.tensors) in_header.insert(t.name);
-      for (auto& n : names)
-        if (!in_header.count(n)) {
-          if (!w.index_mismatches) w.first_mismatch = "'" + n + "' is listed for " + shard + " but not in its header";
-          ++w.index_mismatches;
-        }
-      std::unordered_set<std::string_view> listed(names.begin(), names.end());
-      for (const auto& t : h.tensors)
-        if (!listed.count(t.name)) {
-          if (!w.index_mismatches) w.first_mismatch = "'" + t.name + "' is in " + shard + " but not in the index";
-          ++w.index_mismatches;
-        }
-      add_header(w, std::move(h));
+      w.files.push_back(r.name);
+      w.shard_paths.push_back(r.path);
+      if (r.not_in_header + r.not_in_index) {
+        if (!w.index_mismatches) w.first_mismatch = r.first_mismatch;
+        w.index_mismatches += r.not_in_header + r.not_in_index;
+      }
+      add_shard(w, r);
     }
     if (present == 0) {
       w.source = "index";
@@ -184,7 +310,7 @@ WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::stri
       if (!w.missing_shards.empty()) {
         partial.push_back(std::to_string(w.missing_shards.size()) + " weight shard(s) named by the index are missing");
         risks.push_back(make_risk("torch.intake.missing_shards", "high",
-                                  std::to_string(w.missing_shards.size()) + " of " + std::to_string(by_shard.size()) +
+                                  std::to_string(w.missing_shards.size()) + " of " + std::to_string(n) +
                                       " shards named by model.safetensors.index.json are missing (first: " + w.missing_shards.front() + ").",
                                   "Finish the download (all shards), then re-run intake."));
       }
@@ -195,7 +321,7 @@ WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::stri
                                 std::to_string(w.index_mismatches) + " tensor(s) disagree between model.safetensors.index.json and the shard headers: " + w.first_mismatch + ".",
                                 "The shards belong to another revision: re-download the model so the index and shards match."));
     }
-    return w;
+    return;
   }
   std::vector<fs::path> shards, bins;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -207,13 +333,20 @@ WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::stri
   if (!shards.empty()) {
     w.source = "safetensors";
     w.exact = true;
-    for (const auto& s : shards) {
-      fs::path p = shard_path(dir, s.filename().string());
-      w.files.push_back(s.filename().string());
-      w.shard_paths.push_back(p.string());
-      add_header(w, safetensors::read_file(p.string()));
+    std::vector<ShardScan> scans(shards.size());
+    w.headers.resize(shards.size());
+    w.maps.resize(shards.size());
+    for (size_t i = 0; i < shards.size(); ++i) scans[i].name = shards[i].filename().string();
+    parallel_for(shards.size(), [&](size_t i) { scan_shard(dir, scans[i], w, i, false); });
+    size_t total = 0;
+    for (const auto& r : scans) total += r.tensors.size();
+    w.tensors.reserve(total);
+    for (size_t i = 0; i < shards.size(); ++i) {
+      w.files.push_back(scans[i].name);
+      w.shard_paths.push_back(scans[i].path);
+      add_shard(w, scans[i]);
     }
-    return w;
+    return;
   }
   if (!bins.empty()) {
     w.source = "bin";
@@ -221,12 +354,11 @@ WeightFacts scan_weights(const fs::path& dir, Json& risks, std::vector<std::stri
     risks.push_back(make_risk("torch.intake.pickle_weights", "low",
                               "Weights are PyTorch .bin/.pth files (pickle): their headers cannot be read safely, so counts are estimated from config.json.",
                               "Prefer a safetensors export of the model; loading .bin files runs pickle code."));
-    return w;
+    return;
   }
   risks.push_back(make_risk("torch.intake.weights_missing", "medium",
                             "No weight files (.safetensors/.bin) in the folder: parameter counts and sizes are estimated from config.json.",
                             "Download the weights before running quantization (intake itself does not need them)."));
-  return w;
 }
 
 // Bytes of a checkpoint that is not here, from its structure: the stored dtype,
@@ -367,50 +499,81 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   }
 
   // Weights.
-  WeightFacts w = scan_weights(dir, risks, partial);
+  WeightFacts w;
+  scan_weights(dir, risks, partial, w);
 
   // Linear modules (rule 39): the structure's modules, kept when their weight is
   // in the checkpoint (names as transformers loads them), with the header's
   // shape when known; checkpoint Linears the structure does not describe are
-  // added by name. Without weights: the structure's modules.
-  std::vector<SizedName> sized;
+  // added by name. Without weights: the structure's modules. Names stay views
+  // (into the headers, the structure, or `made`): 45,000 modules, no copies.
+  std::vector<SizedView> sized;
   std::string names_source;
   bool fused_experts = st && st->fused_experts;
   uint64_t linear_params = 0;
-  auto add_module = [&](std::string name, uint64_t params, uint64_t in, std::string role) {
+  NameStore& made = w.made_names.emplace_back();
+  auto add_module = [&](std::string_view name, uint64_t params, uint64_t in, std::string_view role) {
     linear_params += params;
-    sized.push_back({std::move(name), params, in, std::move(role)});
+    sized.push_back({name, params, in, role});
   };
   if (!w.tensors.empty()) {
     names_source = w.source == "index" ? "safetensors_index" : "safetensors";
-    std::unordered_map<std::string, const LinearTensor*> present;
-    present.reserve(w.tensors.size());
-    std::vector<std::string> loaded;
+    const bool renames = st && !st->checkpoint_renames.empty();
+    std::vector<std::string_view> loaded;
     loaded.reserve(w.tensors.size());
     for (const auto& t : w.tensors) {
-      std::string n = st ? st->loaded_name(t.name) : t.name;
-      if (ends_with(n, "_blocks")) n.resize(n.size() - 7);  // MXFP4 packed weights
+      std::string_view n = t.name;
+      if (renames) {
+        std::string r = st->loaded_name(n);
+        if (r != n) n = made.emplace_back(std::move(r));
+      }
+      if (ends_with(n, "_blocks")) n.remove_suffix(7);  // MXFP4 packed weights
       loaded.push_back(n);
     }
-    for (size_t i = 0; i < w.tensors.size(); ++i) present.emplace(loaded[i], &w.tensors[i]);
-    std::unordered_set<std::string> explained;
+    // Checkpoint names in an open-addressing table (90,000 of them for
+    // DeepSeek-V3): each structure module and tensor is looked up once.
+    size_t cap = 16;
+    while (cap < 2 * loaded.size()) cap *= 2;
+    const size_t mask = cap - 1;
+    std::vector<uint32_t> slots(cap, UINT32_MAX);
+    for (uint32_t i = 0; i < loaded.size(); ++i)
+      for (size_t h = std::hash<std::string_view>{}(loaded[i]) & mask;; h = (h + 1) & mask)
+        if (slots[h] == UINT32_MAX) {
+          slots[h] = i;
+          break;
+        } else if (loaded[slots[h]] == loaded[i]) {
+          break;
+        }
+    auto find = [&](std::string_view name) -> uint32_t {
+      for (size_t h = std::hash<std::string_view>{}(name) & mask; slots[h] != UINT32_MAX; h = (h + 1) & mask)
+        if (loaded[slots[h]] == name) return slots[h];
+      return UINT32_MAX;
+    };
+    std::vector<char> explained(loaded.size(), 0);
     if (st) {
       for (const auto& m : st->modules) {
-        auto it = present.find(m.source);
-        if (it == present.end()) continue;
-        explained.insert(m.source);
-        const LinearTensor& t = *it->second;
-        bool two_d = t.shape_known && t.shape.size() == 2 && ends_with(m.source, ".weight");
-        add_module(m.name, two_d ? t.shape[0] * t.shape[1] : m.out * m.in, two_d ? t.shape[1] : m.in, m.role);
+        uint32_t i = find(m.source);
+        if (i == UINT32_MAX) continue;
+        const LinearTensor& t = w.tensors[i];
+        bool two_d = t.shape_known && t.ndim == 2 && ends_with(m.source, ".weight");
+        add_module(m.name, two_d ? t.dims[0] * t.dims[1] : m.out * m.in, two_d ? t.dims[1] : m.in, m.role);
       }
-      for (const auto& t : st->tensors) explained.insert(t.name);
+      for (const auto& t : st->tensors)
+        if (uint32_t i = find(t.name); i != UINT32_MAX) explained[i] = 1;
     }
     std::vector<LinearTensor> rest;
     for (size_t i = 0; i < w.tensors.size(); ++i)
-      if (!explained.count(loaded[i])) rest.push_back({loaded[i], w.tensors[i].shape, w.tensors[i].shape_known});
+      if (!explained[i]) {
+        LinearTensor r = w.tensors[i];
+        r.name = loaded[i];
+        rest.push_back(r);
+      }
     bool rest_fused = false;
-    for (const auto& lm : linear_modules_from_tensors(rest, cfg, rest_fused))
-      add_module(lm.name, lm.params, lm.in_features, st ? st->classify(lm.name).first : "");
+    for (const auto& lm : linear_modules_from_tensors(rest, cfg, rest_fused, made)) {
+      std::string_view role;
+      if (st) role = made.emplace_back(st->classify(lm.name).first);
+      add_module(lm.name, lm.params, lm.in_features, role);
+    }
     fused_experts = fused_experts || rest_fused;
   } else if (st) {
     names_source = "config";

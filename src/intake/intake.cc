@@ -55,6 +55,10 @@ Json run_intake(const IntakeRequest& req) { return run_intake(req, resolve_intak
 Json run_intake(const IntakeRequest& req, const IntakeContext& ctx) {
   auto reader = open_model(req.model);
   Json analysis = reader->analyze(ctx);
+  // What the analysis was made from: plans record it, and explain/validate
+  // compare it with the model to catch a model that changed since.
+  if (analysis["model"].contains("model_path") && analysis["model"]["model_path"].is_string())
+    analysis["model"]["source_fingerprint"] = model_fingerprint(analysis["model"]["model_path"].get<std::string>());
   auto errors = validate_against_schema(analysis, "schemas/model_analysis.schema.json");
   if (!errors.empty())
     throw std::runtime_error("internal error: the analysis does not match its schema: " + errors.front());

@@ -6,24 +6,37 @@ namespace quarkplan {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suf) {
+bool ends_with(std::string_view s, std::string_view suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
-std::string last_part(const std::string& module) {
+std::string_view last_part(std::string_view module) {
   auto p = module.rfind('.');
-  return p == std::string::npos ? module : module.substr(p + 1);
+  return p == std::string_view::npos ? module : module.substr(p + 1);
 }
 
 }  // namespace
 
-bool is_non_linear_module(const std::string& module) {
-  std::string l = last_part(module);
-  for (const char* k : {"norm", "ln_", "ln", "embed", "wte", "wpe", "word_embeddings", "position_embedding",
-                        "patch_embedding", "rotary", "bias"})
-    if (l.find(k) != std::string::npos && !(std::string(k) == "ln" && l != "ln")) return true;
-  return module.find("embed_tokens") != std::string::npos || module.find("embeddings.") != std::string::npos;
+namespace {
+
+// The two halves of the test: the module's last name part, and the whole name.
+bool non_linear_last_part(std::string_view l) {
+  // "embed" also covers word_embeddings, position_embedding, patch_embedding;
+  // "ln" counts only as the whole part.
+  if (l == "ln") return true;
+  for (std::string_view k : {"norm", "ln_", "embed", "wte", "wpe", "rotary", "bias"})
+    if (l.find(k) != std::string_view::npos) return true;
+  return false;
 }
+
+bool embedding_path(std::string_view module) {
+  return module.find("embed") != std::string_view::npos &&
+         (module.find("embed_tokens") != std::string_view::npos || module.find("embeddings.") != std::string_view::npos);
+}
+
+}  // namespace
+
+bool is_non_linear_module(std::string_view module) { return non_linear_last_part(last_part(module)) || embedding_path(module); }
 
 namespace {
 
@@ -42,7 +55,7 @@ void add_expert_linears(std::vector<std::string>& out, const std::string& expert
 
 }  // namespace
 
-LinearModule config_module_shape(const std::string& name, const hf::Config& cfg) {
+LinearModule config_module_shape(std::string_view name, const hf::Config& cfg) {
   const uint64_t H = static_cast<uint64_t>(cfg.hidden_size.value_or(0));
   const uint64_t heads = static_cast<uint64_t>(cfg.num_attention_heads.value_or(1));
   const uint64_t kvh = static_cast<uint64_t>(cfg.num_key_value_heads.value_or(static_cast<int64_t>(heads)));
@@ -60,7 +73,7 @@ LinearModule config_module_shape(const std::string& name, const hf::Config& cfg)
   const uint64_t vd = static_cast<uint64_t>(cfg.v_head_dim.value_or(128));
   const uint64_t kvr = static_cast<uint64_t>(cfg.kv_lora_rank.value_or(512));
   const uint64_t qr = static_cast<uint64_t>(cfg.q_lora_rank.value_or(0));
-  std::string l = last_part(name);
+  std::string_view l = last_part(name);
   auto m = [&](uint64_t out, uint64_t in) { return LinearModule{name, out * in, in}; };
   if (l == "lm_head" || l == "output_layer" || l == "head") return m(V, H);
   if (l == "q_a_proj") return m(qr, H);
@@ -93,43 +106,58 @@ bool is_moe_layer(const hf::Config& cfg, int64_t i) {
 }
 
 std::vector<LinearModule> linear_modules_from_tensors(const std::vector<LinearTensor>& tensors, const hf::Config& cfg,
-                                                      bool& fused) {
+                                                      bool& fused, NameStore& made) {
   std::vector<LinearModule> out;
+  out.reserve(tensors.size() / 2);
   fused = false;
   const int64_t experts = cfg.num_experts.value_or(0);
+  // 45,000 names share a handful of last parts (gate_proj, up_proj, ...).
+  std::vector<std::pair<std::string_view, bool>> last_parts;
+  auto non_linear = [&](std::string_view module) {
+    std::string_view l = last_part(module);
+    auto it = std::find_if(last_parts.begin(), last_parts.end(), [&](const auto& p) { return p.first == l; });
+    bool v = it != last_parts.end() ? it->second : non_linear_last_part(l);
+    if (it == last_parts.end() && last_parts.size() < 64) last_parts.emplace_back(l, v);
+    return v || embedding_path(module);
+  };
   for (const auto& t : tensors) {
-    const std::string& n = t.name;
+    std::string_view n = t.name;
     // Fused expert tensors: "...experts.gate_up_proj", "...experts.down_proj"
-    // (3-D), gpt-oss MXFP4 "..._blocks"; counted per expert.
-    auto experts_pos = n.rfind("experts.");
-    if (experts_pos != std::string::npos && n.find('.', experts_pos + 8) == std::string::npos) {
-      std::string kind = n.substr(experts_pos + 8);
+    // (3-D), gpt-oss MXFP4 "..._blocks"; counted per expert. ("experts." right
+    // before the last part.)
+    auto last_dot = n.rfind('.');
+    size_t experts_pos = last_dot != std::string_view::npos && last_dot >= 7 && n.compare(last_dot - 7, 8, "experts.") == 0
+                             ? last_dot - 7
+                             : std::string_view::npos;
+    if (experts_pos != std::string_view::npos) {
+      std::string kind(n.substr(experts_pos + 8));
       bool blocks = ends_with(kind, "_blocks");
       if (blocks) kind = kind.substr(0, kind.size() - 7);
-      bool is_3d = t.shape_known && !blocks ? t.shape.size() == 3 : true;
+      bool is_3d = t.shape_known && !blocks ? t.ndim == 3 : true;
       if (is_3d && (kind == "gate_up_proj" || kind == "down_proj" || kind == "up_proj" || kind == "gate_proj")) {
-        int64_t e = t.shape_known && t.shape.size() >= 3 ? static_cast<int64_t>(t.shape[0]) : experts;
-        std::string base = n.substr(0, experts_pos + 7);
+        int64_t e = t.shape_known && t.ndim >= 3 ? static_cast<int64_t>(t.dims[0]) : experts;
+        std::string base(n.substr(0, experts_pos + 7));
         std::vector<std::string> names;
         add_expert_linears(names, base, kind, e);
         for (auto& nm : names) {
-          LinearModule lm = config_module_shape(nm, cfg);
-          if (t.shape_known && t.shape.size() == 3 && !blocks) {
+          made.push_back(std::move(nm));
+          LinearModule lm = config_module_shape(made.back(), cfg);
+          if (t.shape_known && t.ndim == 3 && !blocks) {
             // Hugging Face stores fused experts as [E, in, out] (x @ W).
-            lm.params = t.shape[1] * t.shape[2] / (kind == "gate_up_proj" ? 2 : 1);
-            lm.in_features = t.shape[1];
+            lm.params = t.dims[1] * t.dims[2] / (kind == "gate_up_proj" ? 2 : 1);
+            lm.in_features = t.dims[1];
           }
-          out.push_back(lm);
+          out.push_back(std::move(lm));
         }
         fused = true;
         continue;
       }
     }
     if (!ends_with(n, ".weight")) continue;
-    std::string module = n.substr(0, n.size() - 7);
-    if (is_non_linear_module(module)) continue;
-    if (t.shape_known && t.shape.size() != 2) continue;
-    if (t.shape_known) out.push_back({module, t.shape[0] * t.shape[1], t.shape[1]});
+    if (t.shape_known && t.ndim != 2) continue;  // norms (1-D), convolutions: not Linear
+    std::string_view module = n.substr(0, n.size() - 7);
+    if (non_linear(module)) continue;
+    if (t.shape_known) out.push_back({module, t.dims[0] * t.dims[1], t.dims[1]});
     else out.push_back(config_module_shape(module, cfg));
   }
   return out;
@@ -187,9 +215,12 @@ static std::vector<std::string> config_module_names(const hf::Config& cfg, const
   return out;
 }
 
-std::vector<LinearModule> linear_modules_from_config(const hf::Config& cfg, const Json* tmpl) {
+std::vector<LinearModule> linear_modules_from_config(const hf::Config& cfg, const Json* tmpl, NameStore& made) {
   std::vector<LinearModule> out;
-  for (const auto& n : config_module_names(cfg, tmpl)) out.push_back(config_module_shape(n, cfg));
+  for (auto& n : config_module_names(cfg, tmpl)) {
+    made.push_back(std::move(n));
+    out.push_back(config_module_shape(made.back(), cfg));
+  }
   return out;
 }
 

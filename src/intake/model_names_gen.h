@@ -3,7 +3,9 @@
 // family's naming — and a parameter estimate from the config alone.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/json.h"
@@ -11,30 +13,37 @@
 
 namespace quarkplan {
 
+// A tensor as intake found it: its name is a view into the bytes intake keeps
+// alive (shard headers, the index), its first dimensions are inline.
 struct LinearTensor {
-  std::string name;
-  std::vector<uint64_t> shape;
+  std::string_view name;
+  uint32_t ndim = 0;          // all dimensions, when the shape is known
+  uint64_t dims[3] = {0, 0, 0};  // the first three
   bool shape_known = false;
 };
 
+// A Linear module. Its name is a view: into the tensor names it came from, or
+// into a NameStore for names that had to be made (fused experts expanded,
+// names generated from config.json) — 45,000 modules, no allocation each.
 struct LinearModule {
-  std::string name;
+  std::string_view name;
   uint64_t params = 0;       // out_features x in_features
   uint64_t in_features = 0;  // K: per-channel scales cost scale_bits / K per weight
 };
+using NameStore = std::deque<std::string>;  // stable addresses: never a vector
 
 // Every Linear layer (experts included; fused 3-D expert tensors expanded per
 // expert as Quark's QuarkExperts names them), with its size: exact from
 // shapes when known, else from the config's dimensions.
 std::vector<LinearModule> linear_modules_from_tensors(const std::vector<LinearTensor>& tensors, const hf::Config& cfg,
-                                                      bool& fused_experts);
-std::vector<LinearModule> linear_modules_from_config(const hf::Config& cfg, const Json* tmpl);
+                                                      bool& fused_experts, NameStore& made);
+std::vector<LinearModule> linear_modules_from_config(const hf::Config& cfg, const Json* tmpl, NameStore& made);
 // Modules that are not Linear layers although their weight may be 2-D
 // (embeddings, norms, patch embeddings).
-bool is_non_linear_module(const std::string& module);
+bool is_non_linear_module(std::string_view module);
 
 // The (params, in_features) of a Linear module named `name`, from the config.
-LinearModule config_module_shape(const std::string& name, const hf::Config& cfg);
+LinearModule config_module_shape(std::string_view name, const hf::Config& cfg);
 
 struct ParamEstimate {
   uint64_t total = 0;

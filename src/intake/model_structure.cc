@@ -230,7 +230,15 @@ struct Ctx {
   std::map<std::string, Part> part_of_shape;  // for classify
 };
 
-void add_tensor(Ctx& c, std::string name, std::vector<int64_t> shape, Part part, const std::string& role) {
+void add_tensor_dims(Ctx& c, std::string name, const int64_t* dims, size_t ndim, Part part, const std::string& role);
+void add_tensor(Ctx& c, std::string name, std::initializer_list<int64_t> shape, Part part, const std::string& role) {
+  add_tensor_dims(c, std::move(name), shape.begin(), shape.size(), part, role);
+}
+void add_tensor(Ctx& c, std::string name, const std::vector<int64_t>& shape, Part part, const std::string& role) {
+  add_tensor_dims(c, std::move(name), shape.data(), shape.size(), part, role);
+}
+void add_tensor_dims(Ctx& c, std::string name, const int64_t* dims, size_t ndim, Part part, const std::string& role) {
+  const std::pair<const int64_t*, const int64_t*> shape{dims, dims + ndim};
   if (++c.count > c.max_tensors)
     throw InputError(c.file, "the model would hold more than " + std::to_string(c.max_tensors) +
                                  " tensors: its layer and expert counts are beyond any real model");
@@ -238,7 +246,9 @@ void add_tensor(Ctx& c, std::string name, std::vector<int64_t> shape, Part part,
   StructTensor t;
   t.name = std::move(name);
   t.numel = 1;
-  for (int64_t d : shape) {
+  if (ndim > TensorShape::kMax) throw InputError(c.file, "tensor " + t.name + " would have more than 6 dimensions");
+  for (const int64_t* it = shape.first; it != shape.second; ++it) {
+    const int64_t d = *it;
     if (d < 0) throw InputError(c.file, "tensor " + t.name + " would have a negative dimension: check the sizes in config.json");
     t.shape.push_back(static_cast<uint64_t>(d));
     t.numel *= static_cast<uint64_t>(d);
@@ -250,13 +260,20 @@ void add_tensor(Ctx& c, std::string name, std::vector<int64_t> shape, Part part,
   c.out->tensors.push_back(std::move(t));
 }
 
-void add_module(Ctx& c, const std::string& name, int64_t out, int64_t in, const std::string& role, Part part, std::string source) {
+// `classify_too`: record the module's shape name for classify(); the experts
+// of one item share it, so only the first of them needs to (45,000 modules).
+void add_module(Ctx& c, std::string name, int64_t out, int64_t in, const std::string& role, Part part, std::string source,
+                bool classify_too = true) {
   if (c.count_only) return;
-  c.out->modules.push_back({name, static_cast<uint64_t>(std::max<int64_t>(out, 0)), static_cast<uint64_t>(std::max<int64_t>(in, 0)), role, part,
-                            std::move(source)});
-  std::string sn = shape_name(name);
-  c.out->role_by_shape_name.emplace(sn, role);
-  c.out->part_by_shape_name.emplace(sn, part);
+  if (classify_too) {
+    std::string sn = shape_name(name);
+    if (!c.out->role_by_shape_name.count(sn)) {
+      c.out->part_by_shape_name.emplace(sn, part);
+      c.out->role_by_shape_name.emplace(std::move(sn), role);
+    }
+  }
+  c.out->modules.push_back({std::move(name), static_cast<uint64_t>(std::max<int64_t>(out, 0)),
+                            static_cast<uint64_t>(std::max<int64_t>(in, 0)), role, part, std::move(source)});
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
@@ -304,10 +321,13 @@ void expand(Ctx& c, const Json& item, const std::string& prefix, const std::set<
   }
   if (item.contains("linear")) {
     int64_t out = eval_json(item["out"], c.vars, c.file), in = eval_json(item["in"], c.vars, c.file);
+    bool first = true;
     for (auto& n : names(item["linear"].get<std::string>())) {
       add_tensor(c, n + ".weight", {out, in}, p, role);
       if (bias) add_tensor(c, n + ".bias", {out}, p, role);
-      add_module(c, n, out, in, role, p, n + ".weight");
+      std::string source = n + ".weight";
+      add_module(c, std::move(n), out, in, role, p, std::move(source), first);
+      first = false;
     }
   } else if (item.contains("norm")) {
     int64_t dim = eval_json(item["dim"], c.vars, c.file);
@@ -332,7 +352,7 @@ void expand(Ctx& c, const Json& item, const std::string& prefix, const std::set<
         std::string base = local_prefix + m["linear"].get<std::string>();
         if (r < 0) add_module(c, base, out, in, m.value("role", role), p, source);
         else
-          for (int64_t e = 0; e < r; ++e) add_module(c, replace_all(base, "{e}", std::to_string(e)), out, in, m.value("role", role), p, source);
+          for (int64_t e = 0; e < r; ++e) add_module(c, replace_all(base, "{e}", std::to_string(e)), out, in, m.value("role", role), p, source, e == 0);
       }
     }
   } else {

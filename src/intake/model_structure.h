@@ -21,9 +21,23 @@ namespace quarkplan {
 enum class Part : uint8_t { kLanguage, kMtp, kVision, kAudio, kProjector };
 const char* part_name(Part p);
 
+// Up to six dimensions inline: 90,000 tensors, no allocation each.
+struct TensorShape {
+  static constexpr size_t kMax = 6;  // Conv3d patch embeddings have 5
+  uint64_t d[kMax] = {};
+  uint8_t n = 0;
+  size_t size() const { return n; }
+  bool empty() const { return n == 0; }
+  uint64_t operator[](size_t i) const { return d[i]; }
+  uint64_t back() const { return d[n - 1]; }
+  void push_back(uint64_t v) { d[n++] = v; }
+  const uint64_t* begin() const { return d; }
+  const uint64_t* end() const { return d + n; }
+};
+
 struct StructTensor {
   std::string name;
-  std::vector<uint64_t> shape;
+  TensorShape shape;
   uint64_t numel = 0;
   Part part = Part::kLanguage;
   std::string role;  // role of the Linear it belongs to ("" for norms, embeddings, buffers)

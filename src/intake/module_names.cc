@@ -1,5 +1,7 @@
 #include "intake/module_names.h"
 
+#include "common/parallel.h"
+
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -7,46 +9,51 @@
 #include <set>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 namespace quarkplan {
 
 namespace {
 
-bool is_index(const std::string& s) {
+bool is_index(std::string_view s) {
   if (s.empty() || s.size() > 9) return false;
   if (s.size() > 1 && s[0] == '0') return false;
   return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i)
-    if (i == s.size() || s[i] == '.') {
-      out.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  return out;
+uint32_t index_value(std::string_view s) {
+  uint32_t v = 0;
+  for (char c : s) v = v * 10 + static_cast<uint32_t>(c - '0');
+  return v;
 }
 
+// Names that differ only in their numeric parts: the parts ("#" where an
+// index stands) and every name's indices, `stride` per name, in one array.
 struct Group {
-  std::vector<std::string> parts;  // "#" where an index stands
-  std::vector<size_t> slots;       // positions of "#"
-  std::vector<std::vector<uint32_t>> tuples;
+  std::vector<std::string> parts;
+  std::vector<size_t> slots;  // positions of "#"
+  std::vector<uint32_t> flat;
+  size_t count = 0;  // names in the group
 };
 
 std::string render(const std::vector<std::string>& parts) {
   std::string s;
-  for (size_t i = 0; i < parts.size(); ++i) s += (i ? "." : "") + parts[i];
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) s += '.';
+    s += parts[i];
+  }
   return s;
 }
 
-void emit(std::vector<std::string> parts, const std::vector<size_t>& slots, std::vector<std::vector<uint32_t>> tuples,
-          size_t from, std::vector<std::string>& out) {
-  if (from == slots.size() || tuples.size() == 1) {
-    for (auto& t : tuples) {
+using Row = const uint32_t*;
+
+void emit(std::vector<std::string> parts, const std::vector<size_t>& slots, std::vector<Row> rows, size_t from,
+          std::vector<std::string>& out) {
+  const size_t k = slots.size();
+  if (from == k || rows.size() == 1) {
+    for (Row t : rows) {
       auto p = parts;
-      for (size_t i = from; i < slots.size(); ++i) p[slots[i]] = std::to_string(t[i]);
+      for (size_t i = from; i < k; ++i) p[slots[i]] = std::to_string(t[i]);
       out.push_back(render(p));
     }
     return;
@@ -55,58 +62,173 @@ void emit(std::vector<std::string> parts, const std::vector<size_t>& slots, std:
   size_t product = 1;
   bool contiguous = true;
   std::vector<std::pair<uint32_t, uint32_t>> ranges;
-  for (size_t i = from; i < slots.size(); ++i) {
-    std::set<uint32_t> vals;
-    for (auto& t : tuples) vals.insert(t[i]);
-    uint32_t lo = *vals.begin(), hi = *vals.rbegin();
+  std::vector<uint32_t> vals;
+  for (size_t i = from; i < k; ++i) {
+    vals.clear();
+    for (Row t : rows) vals.push_back(t[i]);
+    if (!std::is_sorted(vals.begin(), vals.end())) std::sort(vals.begin(), vals.end());
+    vals.erase(std::unique(vals.begin(), vals.end()), vals.end());
+    uint32_t lo = vals.front(), hi = vals.back();
     contiguous = contiguous && (hi - lo + 1 == vals.size());
     product *= vals.size();
     ranges.emplace_back(lo, hi);
   }
-  std::sort(tuples.begin(), tuples.end());
-  tuples.erase(std::unique(tuples.begin(), tuples.end()), tuples.end());
-  if (contiguous && product == tuples.size()) {
-    for (size_t i = from; i < slots.size(); ++i) {
+  auto less = [k](Row a, Row b) { return std::lexicographical_compare(a, a + k, b, b + k); };
+  auto same = [k](Row a, Row b) { return std::equal(a, a + k, b); };
+  if (!std::is_sorted(rows.begin(), rows.end(), less)) std::sort(rows.begin(), rows.end(), less);
+  rows.erase(std::unique(rows.begin(), rows.end(), same), rows.end());
+  if (contiguous && product == rows.size()) {
+    for (size_t i = from; i < k; ++i) {
       auto [lo, hi] = ranges[i - from];
-      parts[slots[i]] = lo == hi ? std::to_string(lo) : "{" + std::to_string(lo) + ".." + std::to_string(hi) + "}";
+      std::string& part = parts[slots[i]];
+      part = std::to_string(lo);
+      if (lo != hi) {  // appended piece by piece (GCC 12's -Wrestrict misfires on "{" + ... at -O3)
+        part.insert(0, 1, '{');
+        part += "..";
+        part += std::to_string(hi);
+        part += '}';
+      }
     }
     out.push_back(render(parts));
     return;
   }
-  // Otherwise fix the first remaining slot and recurse per value.
-  std::map<uint32_t, std::vector<std::vector<uint32_t>>> by_first;
-  for (auto& t : tuples) by_first[t[from]].push_back(t);
-  for (auto& [v, sub] : by_first) {
+  // Otherwise fix the first remaining slot and recurse per value (rows are
+  // sorted, so each value's rows are one run).
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i;
+    while (j < rows.size() && rows[j][from] == rows[i][from]) ++j;
     auto p = parts;
-    p[slots[from]] = std::to_string(v);
-    emit(p, slots, sub, from + 1, out);
+    p[slots[from]] = std::to_string(rows[i][from]);
+    emit(p, slots, std::vector<Row>(rows.begin() + static_cast<std::ptrdiff_t>(i), rows.begin() + static_cast<std::ptrdiff_t>(j)), from + 1, out);
+    i = j;
   }
 }
 
 }  // namespace
 
-std::vector<std::string> collapse_module_names(const std::vector<std::string>& names) {
-  std::map<std::string, Group> groups;
-  for (const auto& n : names) {
-    auto parts = split(n);
-    std::vector<uint32_t> tuple;
-    std::vector<size_t> slots;
-    for (size_t i = 0; i < parts.size(); ++i)
-      if (is_index(parts[i])) {
-        tuple.push_back(static_cast<uint32_t>(std::stoul(parts[i])));
-        parts[i] = "#";
-        slots.push_back(i);
+namespace {
+
+// The groups of a run of names, in order of first appearance.
+struct Groups {
+  std::unordered_map<std::string, size_t> index_of;
+  std::vector<std::pair<std::string, Group>> list;
+  Group& at(const std::string& key, std::string_view name_for_parts) {
+    auto [it, added] = index_of.try_emplace(key, list.size());
+    if (added) {
+      Group g;
+      size_t found = 0;
+      for (size_t start = 0, i = 0;; ++i) {
+        size_t dot = name_for_parts.find('.', start);
+        std::string_view part = name_for_parts.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+        bool idx = is_index(part) && found < 64;
+        g.parts.emplace_back(idx ? std::string_view("#") : part);
+        if (idx) {
+          g.slots.push_back(i);
+          ++found;
+        }
+        if (dot == std::string_view::npos) break;
+        start = dot + 1;
       }
-    auto& g = groups[render(parts)];
-    if (g.parts.empty()) {
-      g.parts = parts;
-      g.slots = slots;
+      list.emplace_back(key, std::move(g));
     }
-    g.tuples.push_back(std::move(tuple));
+    return list[it->second].second;
   }
+};
+
+// One pass per name: the key ("#" for each index part) is built in a reused
+// buffer and looked up by hash; the previous name's group is tried first.
+void group_names(const std::string_view* names, size_t count, Groups& out) {
+  std::string key;
+  uint32_t tuple[64];
+  Group* last = nullptr;
+  std::string last_key;
+  for (size_t k = 0; k < count; ++k) {
+    std::string_view n = names[k];
+    key.clear();
+    size_t slots = 0;
+    const char* seg = n.data();
+    const char* end = n.data() + n.size();
+    for (const char* c = seg;; ++c) {
+      if (c != end && *c != '.') continue;
+      std::string_view part(seg, static_cast<size_t>(c - seg));
+      if (is_index(part) && slots < 64) {
+        tuple[slots++] = index_value(part);
+        key += '#';
+      } else {
+        key.append(part);
+      }
+      if (c == end) break;
+      key += '.';
+      seg = c + 1;
+    }
+    Group& g = last && key == last_key ? *last : out.at(key, n);
+    if (&g != last) {
+      last = &g;
+      last_key = key;
+    }
+    g.flat.insert(g.flat.end(), tuple, tuple + slots);
+    ++g.count;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> collapse_module_views(const std::vector<std::string_view>& names) {
+  // Names are grouped in chunks on every core (45,000 for DeepSeek-V3), then
+  // the chunks' groups are merged in order.
+  constexpr size_t kChunk = 8192;
+  const size_t chunks = std::max<size_t>(1, (names.size() + kChunk - 1) / kChunk);
+  std::vector<Groups> parts(chunks);
+  auto run = [&](size_t c) {
+    size_t from = c * kChunk, to = std::min(names.size(), from + kChunk);
+    group_names(names.data() + from, to - from, parts[c]);
+  };
+  if (chunks == 1) run(0);
+  else parallel_for(chunks, run);
+  Groups merged = std::move(parts[0]);
+  for (size_t c = 1; c < chunks; ++c)
+    for (auto& [key, g] : parts[c].list) {
+      auto [it, added] = merged.index_of.try_emplace(key, merged.list.size());
+      if (added) {
+        merged.list.emplace_back(key, std::move(g));
+        continue;
+      }
+      Group& into = merged.list[it->second].second;
+      into.flat.insert(into.flat.end(), g.flat.begin(), g.flat.end());
+      into.count += g.count;
+    }
+  auto& groups = merged.list;
+  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> out;
-  for (auto& [key, g] : groups) emit(g.parts, g.slots, g.tuples, 0, out);
+  for (auto& [k, g] : groups) {
+    static const uint32_t none = 0;  // rows of a group without index parts hold nothing
+    const size_t stride = g.slots.size();
+    if (stride == 1 || stride == 2) {
+      // Sort the indices once as packed integers (cheaper than comparing rows);
+      // emit then finds them in order.
+      std::vector<uint64_t> packed(g.count);
+      for (size_t i = 0; i < g.count; ++i)
+        packed[i] = stride == 1 ? g.flat[i] : (static_cast<uint64_t>(g.flat[2 * i]) << 32) | g.flat[2 * i + 1];
+      if (!std::is_sorted(packed.begin(), packed.end())) {
+        std::sort(packed.begin(), packed.end());
+        for (size_t i = 0; i < g.count; ++i) {
+          if (stride == 1) g.flat[i] = static_cast<uint32_t>(packed[i]);
+          else {
+            g.flat[2 * i] = static_cast<uint32_t>(packed[i] >> 32);
+            g.flat[2 * i + 1] = static_cast<uint32_t>(packed[i]);
+          }
+        }
+      }
+    }
+    std::vector<Row> rows(g.count, &none);
+    for (size_t i = 0; stride && i < g.count; ++i) rows[i] = g.flat.data() + i * stride;
+    emit(g.parts, g.slots, rows, 0, out);
+  }
   return out;
+}
+
+std::vector<std::string> collapse_module_names(const std::vector<std::string>& names) {
+  return collapse_module_views(std::vector<std::string_view>(names.begin(), names.end()));
 }
 
 namespace {
@@ -153,14 +275,22 @@ std::vector<std::string> expand_module_names(const std::vector<std::string>& col
   return out;
 }
 
-std::vector<SizedName> collapse_sized(const std::vector<SizedName>& names) {
-  std::map<std::tuple<uint64_t, uint64_t, std::string>, std::vector<std::string>> buckets;
+std::vector<SizedName> collapse_sized(const std::vector<SizedView>& names) {
+  std::map<std::tuple<uint64_t, uint64_t, std::string_view>, std::vector<std::string_view>> buckets;
   for (const auto& n : names) buckets[{n.params, n.in_features, n.role}].push_back(n.name);
   std::vector<SizedName> out;
   for (auto& [key, list] : buckets)
-    for (auto& c : collapse_module_names(list)) out.push_back({c, std::get<0>(key), std::get<1>(key), std::get<2>(key)});
+    for (auto& c : collapse_module_views(list))
+      out.push_back({std::move(c), std::get<0>(key), std::get<1>(key), std::string(std::get<2>(key))});
   std::sort(out.begin(), out.end(), [](const SizedName& a, const SizedName& b) { return a.name < b.name; });
   return out;
+}
+
+std::vector<SizedName> collapse_sized(const std::vector<SizedName>& names) {
+  std::vector<SizedView> views;
+  views.reserve(names.size());
+  for (const auto& n : names) views.push_back({n.name, n.params, n.in_features, n.role});
+  return collapse_sized(views);
 }
 
 bool QuarkPattern::Glob::match(std::string_view s) const {

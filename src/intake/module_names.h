@@ -10,6 +10,7 @@
 namespace quarkplan {
 
 std::vector<std::string> collapse_module_names(const std::vector<std::string>& names);
+std::vector<std::string> collapse_module_views(const std::vector<std::string_view>& names);
 // Expands collapsed names. Throws std::invalid_argument for a malformed range
 // ("{3..x}", "{9..2}") or when the expansion would exceed `limit` names (names
 // come from analysis files, which are user input).
@@ -23,6 +24,13 @@ struct SizedName {
   std::string role;  // attention, expert, router, lm_head, ... ("" when unknown); collapsed separately too
 };
 std::vector<SizedName> collapse_sized(const std::vector<SizedName>& names);
+// The same over names held elsewhere (no copies of 45,000 module names).
+struct SizedView {
+  std::string_view name;
+  uint64_t params = 0, in_features = 0;
+  std::string_view role;
+};
+std::vector<SizedName> collapse_sized(const std::vector<SizedView>& names);
 
 // Quark's exclude semantics: a pattern p not ending in ".*" also matches p + ".*".
 bool quark_pattern_matches(const std::string& pattern, const std::string& module);

@@ -23,7 +23,7 @@ struct PlanRequest {
   bool insist = false;         // keep choices that break a hard gate, recording the risk
   bool trust_remote_code = false;
   bool confirmed = false;      // --yes, or confirmed at the prompt
-  int64_t context = 8192;      // KV-cache estimate context length
+  int64_t context = 0;         // KV-cache estimate context length; 0: 8192 or the model's maximum when smaller
   int64_t batch = 1;           // KV-cache estimate batch
   // Context files.
   Json env_context;            // null when not given
@@ -32,12 +32,20 @@ struct PlanRequest {
   std::string target_source;   // where the target came from
   std::string analysis_ref = "./model_analysis.json";
   std::string catalog_dir;
+  // The command-line flag each choice came from (e.g. "calibration.num_calib_data"
+  // -> "--num-calib"), so an error names what the user typed.
+  std::map<std::string, std::string> choice_flags;
 
   const Json* choice(const std::string& key) const {
     auto it = choices.find(key);
     return it == choices.end() ? nullptr : &it->second;
   }
 };
+
+// The request as recorded in a plan (`request`), and back: explain and validate
+// re-run the rules on a plan's own request to check its decisions still follow.
+Json request_to_json(const PlanRequest& req);
+PlanRequest request_from_json(const Json& j);  // throws InputError when malformed
 
 // Decision rows a user may set, per flow (for --set and the interactive loop).
 const std::vector<std::string>& onnx_decision_keys();

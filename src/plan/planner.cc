@@ -1,6 +1,8 @@
 #include "plan/planner.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <map>
 
 #include "common/error.h"
 #include "common/strings.h"
@@ -21,6 +23,7 @@ Json onnx_skeleton(const Json& a, const PlanRequest& req) {
   p["model"] = {{"model_type", "onnx"},
                 {"architecture_guess", a["model"]["onnx_specific"]["architecture_guess"]},
                 {"analysis_ref", req.analysis_ref}};
+  if (a["model"].contains("model_path") && a["model"]["model_path"].is_string()) p["model"]["model_path"] = a["model"]["model_path"];
   p["backend"] = "onnx";
   p["deployment_target"] = nullptr;
   p["preset"] = nullptr;
@@ -44,6 +47,7 @@ Json onnx_skeleton(const Json& a, const PlanRequest& req) {
 Json torch_skeleton(const Json& a, const PlanRequest& req) {
   Json p;
   p["model"] = {{"model_type", a["model"]["model_type"]}, {"analysis_ref", req.analysis_ref}};
+  if (a["model"].contains("model_path") && a["model"]["model_path"].is_string()) p["model"]["model_path"] = a["model"]["model_path"];
   p["backend"] = "torch";
   p["global_scheme"] = nullptr;
   p["kv_cache_scheme"] = nullptr;
@@ -97,7 +101,7 @@ Json decision_table(const Json& plan) {
   };
   if (plan.value("backend", "") == "onnx") {
     for (const char* k : {"backend", "deployment_target", "preset", "calibration.method", "calibration.data_size", "calibration.batch_size",
-                          "algorithms", "onnx_specific.enable_npu_cnn", "onnx_specific.enable_npu_transformer", "onnx_specific.include_cle",
+                          "calibration.data_path", "algorithms", "onnx_specific.enable_npu_cnn", "onnx_specific.enable_npu_transformer", "onnx_specific.include_cle",
                           "onnx_specific.op_types_to_quantize", "onnx_specific.use_external_data_format", "onnx_specific.extra_options",
                           "evaluation_intent"})
       row(k, k);
@@ -114,6 +118,7 @@ Json decision_table(const Json& plan) {
     row("calibration.num_calib_data", "num_calib_data");
     row("calibration.seq_len", "seq_len");
     row("evaluation_intent", "evaluation_intent");
+    row("export_format", "export_format");
     row("hardware", "hardware");
     row("trust_remote_code", "trust_remote_code");
     row("device_strategy", "device_strategy");
@@ -140,6 +145,33 @@ Json decision_table(const Json& plan) {
   return rows;
 }
 
+namespace {
+
+// Rows of the decision table that are not choices, and why.
+const std::map<std::string, std::string>& fixed_rows() {
+  static const std::map<std::string, std::string> m = {
+      {"backend", "backend is not editable: it follows the model (an .onnx file plans for quark.onnx, a Hugging Face folder for quantize_quark.py)"},
+      {"estimated_size", "estimated_size is not editable: it is computed from the exact parameter counts and global_scheme (change global_scheme instead)"},
+      {"estimates.weights", "estimated_size is not editable: it is computed from the exact parameter counts and global_scheme (change global_scheme instead)"},
+      {"hardware_support", "hardware_support is not editable: it follows from global_scheme and hardware (change one of those)"},
+      {"model", "the model is not a decision: plan another model with `quarkplan plan MODEL`"},
+      {"requires_confirmation", "requires_confirmation is not editable: answer yes at the prompt, or pass --yes"}};
+  return m;
+}
+
+// device_strategy values a user may choose, as the plan records them.
+const std::vector<std::pair<std::string, std::string>>& device_strategies() {
+  static const std::vector<std::pair<std::string, std::string>> v = {
+      {"single", "single accelerator"},
+      {"multi_gpu", "multi-GPU (--multi_gpu)"},
+      {"file2file", "file-to-file (--file2file_quantization)"}};
+  return v;
+}
+
+std::string value_word(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+}  // namespace
+
 void apply_set(PlanRequest& req, const std::string& flow, const std::string& assignment) {
   auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) throw UsageError("--set takes KEY=VALUE (got '" + assignment + "')");
@@ -153,8 +185,11 @@ void apply_set(PlanRequest& req, const std::string& flow, const std::string& ass
       {"EnableNPUCnn", "onnx_specific.enable_npu_cnn"}, {"use_external_data_format", "onnx_specific.use_external_data_format"},
       {"include_cle", "onnx_specific.include_cle"}, {"op_types_to_quantize", "onnx_specific.op_types_to_quantize"},
       {"nodes_to_exclude", "onnx_specific.nodes_to_exclude"}, {"extra_options", "onnx_specific.extra_options"},
-      {"kv_cache_dtype", "kv_cache_scheme"}, {"quant_algo", "algorithm"}, {"target", "deployment_target"}};
+      {"kv_cache_dtype", "kv_cache_scheme"}, {"quant_algo", "algorithm"}, {"target", "deployment_target"},
+      {"calib_data", "calibration.data_path"}, {"data_path", "calibration.data_path"}, {"model_export", "export_format"},
+      {"export", "export_format"}};
   if (auto it = aliases.find(key); it != aliases.end()) key = it->second;
+  if (auto it = fixed_rows().find(key); it != fixed_rows().end()) throw UsageError(it->second);
   const auto& keys = flow == "onnx" ? onnx_decision_keys() : torch_decision_keys();
   bool known = std::count(keys.begin(), keys.end(), key) > 0 ||
                (flow == "onnx" && key.rfind("onnx_specific.extra_options.", 0) == 0 && key.size() > 28) ||
@@ -169,7 +204,138 @@ void apply_set(PlanRequest& req, const std::string& flow, const std::string& ass
   } catch (...) {
     value = text;
   }
+  // Rows that are part of the request rather than a rule's choice.
+  if (key == "export_format") {
+    std::string v = value_word(value);
+    if (v == "hf_format") v = "hf";
+    if (v != "hf" && v != "gguf" && v != "onnx") throw UsageError("export_format must be one of hf, gguf, onnx (got '" + value_word(value) + "')");
+    req.export_format = v;
+    return;
+  }
+  if (key == "trust_remote_code") {
+    if (!value.is_boolean()) throw UsageError("trust_remote_code must be true or false (got '" + value_word(value) + "')");
+    req.trust_remote_code = value.get<bool>();
+    return;
+  }
+  if (key == "calibration.data_path") {
+    std::string v = value.is_null() ? "none" : value_word(value);
+    std::error_code ec;
+    if (v.empty()) throw UsageError("calibration.data_path needs a path, or none");
+    if (v != "none" && !std::filesystem::exists(v, ec)) throw InputError(v, "calibration data path does not exist");
+    req.calib_data = v;
+    return;
+  }
+  if (key == "device_strategy") {
+    std::string v = value_word(value);
+    for (const auto& [word, recorded] : device_strategies())
+      if (v == word || v == recorded) {
+        req.choices[key] = recorded;
+        return;
+      }
+    if (v == "cpu" || v == "CPU") throw UsageError("device_strategy follows the hardware for CPU: set hardware=cpu instead");
+    throw UsageError("device_strategy must be one of single, multi_gpu, file2file (got '" + v + "')");
+  }
+  if (key == "hardware") req.hardware = value.is_string() ? value.get<std::string>() : "";
   req.choices[key] = value;
+  req.choice_flags.erase(key);  // typed at the prompt or with --set: named by its row
+}
+
+int64_t max_context(const Json& analysis) {
+  if (!analysis.is_object() || !analysis.contains("model")) return 0;
+  const Json& m = analysis["model"];
+  if (!m.contains("architecture") || !m["architecture"].is_object()) return 0;
+  const Json& v = m["architecture"].value("max_position_embeddings", Json(nullptr));
+  return v.is_number_integer() && v.get<int64_t>() > 0 ? v.get<int64_t>() : 0;
+}
+
+std::vector<std::string> check_request(const Json& analysis, const PlanRequest& req) {
+  std::vector<std::string> out;
+  const std::string flow = plan_flow(analysis);
+  const int64_t model_max = max_context(analysis);
+  // Sanity bounds where Quark sets none: a calibration set is at most a million
+  // samples; sequences and contexts at most what the model was built for.
+  constexpr int64_t kMaxSamples = 1'000'000, kMaxTokens = 1ll << 24, kMaxBatch = 4096;
+  struct Limit {
+    const char* key;
+    const char* flow;
+    int64_t min, max;
+    const char* bound;  // what the upper bound is
+  };
+  const int64_t token_max = model_max > 0 ? model_max : kMaxTokens;
+  const std::string token_bound = model_max > 0 ? ", the model's max_position_embeddings" : "";
+  const Limit limits[] = {
+      {"calibration.num_calib_data", "torch", 1, kMaxSamples, ""},
+      {"calibration.seq_len", "torch", 1, token_max, token_bound.c_str()},
+      {"calibration.batch_size", "torch", 1, kMaxBatch, ""},
+      {"calibration.data_size", "onnx", 1, kMaxSamples, ""},
+      {"calibration.batch_size", "onnx", 1, 4, " (Quark's planning guide: 1-4)"},
+  };
+  auto name_of = [&](const std::string& key) {
+    auto it = req.choice_flags.find(key);
+    return it == req.choice_flags.end() ? key : it->second;
+  };
+  for (const auto& l : limits) {
+    if (flow != l.flow) continue;
+    const Json* v = req.choice(l.key);
+    if (!v) continue;
+    std::string range = "a whole number from " + std::to_string(l.min) + " to " + std::to_string(l.max) + l.bound;
+    if (!v->is_number_integer()) out.push_back(name_of(l.key) + " must be " + range + " (got " + v->dump() + ")");
+    else if (v->get<int64_t>() < l.min || (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(l.max)) || v->get<int64_t>() > l.max)
+      out.push_back(name_of(l.key) + " must be " + range + " (got " + v->dump() + ")");
+  }
+  if (flow == "torch") {
+    if (req.context != 0 && (req.context < 1 || req.context > token_max))
+      out.push_back("--context must be a whole number from 1 to " + std::to_string(token_max) + token_bound + " (got " + std::to_string(req.context) + ")");
+    if (req.batch < 1 || req.batch > kMaxBatch)
+      out.push_back("--batch must be a whole number from 1 to " + std::to_string(kMaxBatch) + " (got " + std::to_string(req.batch) + ")");
+  }
+  return out;
+}
+
+Json request_to_json(const PlanRequest& r) {
+  Json choices = Json::object();
+  for (const auto& [k, v] : r.choices) choices[k] = v;
+  return {{"target", r.target},
+          {"target_source", r.target_source},
+          {"hardware", r.hardware},
+          {"goal", r.goal},
+          {"export_format", r.export_format},
+          {"calib_data", r.calib_data},
+          {"choices", choices},
+          {"insist", r.insist},
+          {"trust_remote_code", r.trust_remote_code},
+          {"confirmed", r.confirmed},
+          {"context", r.context},
+          {"batch", r.batch},
+          {"env_context", r.env_context},
+          {"custom_ops_compile_ok", r.custom_ops_compile_ok ? Json(*r.custom_ops_compile_ok) : Json(nullptr)},
+          {"catalog_dir", r.catalog_dir}};
+}
+
+PlanRequest request_from_json(const Json& j) {
+  PlanRequest r;
+  if (!j.is_object()) throw InputError("", "the plan's request record is not an object");
+  try {
+    r.target = j.value("target", "");
+    r.target_source = j.value("target_source", "");
+    r.hardware = j.value("hardware", "");
+    r.goal = j.value("goal", "");
+    r.export_format = j.value("export_format", "");
+    r.calib_data = j.value("calib_data", "");
+    if (j.contains("choices") && j["choices"].is_object())
+      for (auto& [k, v] : j["choices"].items()) r.choices[k] = v;
+    r.insist = j.value("insist", false);
+    r.trust_remote_code = j.value("trust_remote_code", false);
+    r.confirmed = j.value("confirmed", false);
+    r.context = j.value("context", int64_t{0});
+    r.batch = j.value("batch", int64_t{1});
+    r.env_context = j.value("env_context", Json(nullptr));
+    if (j.contains("custom_ops_compile_ok") && j["custom_ops_compile_ok"].is_boolean()) r.custom_ops_compile_ok = j["custom_ops_compile_ok"].get<bool>();
+    r.catalog_dir = j.value("catalog_dir", "");
+  } catch (const Json::exception& e) {
+    throw InputError("", std::string("the plan's request record is malformed: ") + e.what());
+  }
+  return r;
 }
 
 // Fills the optional facts the rules read with neutral defaults, so an analysis
@@ -216,16 +382,30 @@ Json normalized_analysis(const Json& in, const Catalog& cat) {
   return a;
 }
 
-PlanOutcome make_plan(const Json& input_analysis, const PlanRequest& req) {
+PlanOutcome make_plan(const Json& input_analysis, const PlanRequest& user_req) {
   PlanOutcome out;
-  const Catalog& cat = Catalog::load(req.catalog_dir);
+  const Catalog& cat = Catalog::load(user_req.catalog_dir);
   const Json analysis = normalized_analysis(input_analysis, cat);
   out.flow = plan_flow(analysis);
+  // Out-of-range numbers are input errors, found before any rule runs.
+  out.errors = check_request(analysis, user_req);
+  if (!out.errors.empty()) {
+    out.status = PlanStatus::kInvalid;
+    return out;
+  }
+  PlanRequest req = user_req;
+  if (req.context == 0) {  // the estimate's default context, never beyond the model's
+    int64_t m = max_context(analysis);
+    req.context = m > 0 && m < 8192 ? m : 8192;
+  }
   PlanState s(analysis, cat, req);
   s.plan = out.flow == "onnx" ? onnx_skeleton(analysis, req) : torch_skeleton(analysis, req);
   for (const Rule* r : rules_for(out.flow)) {
     r->apply(s);
-    if (s.refused) break;
+    if (s.refused) {
+      out.refusal_rule = r->id;
+      break;
+    }
   }
   if (s.refused) {
     out.status = PlanStatus::kRefused;
@@ -247,6 +427,8 @@ PlanOutcome make_plan(const Json& input_analysis, const PlanRequest& req) {
   p["open_questions"] = s.open_questions;
   if (!p.contains("estimates")) p["estimates"] = Json::object();
   p["catalog_quark_version"] = out.flow == "onnx" ? cat.onnx()["quark_version"] : cat.torch()["quark_version"];
+  // What was asked, so explain/validate can re-run the rules on it.
+  p["request"] = request_to_json(user_req);
   out.plan = p;
   out.decision_table = decision_table(p);
   out.conflicts = s.conflicts;

@@ -21,6 +21,7 @@ struct PlanOutcome {
   std::vector<Conflict> conflicts;
   std::vector<std::string> errors;
   std::string refusal;
+  std::string refusal_rule;      // the rule that refused
 };
 
 PlanOutcome make_plan(const Json& analysis, const PlanRequest& req);
@@ -32,7 +33,19 @@ std::string plan_flow(const Json& analysis);
 Json decision_table(const Json& plan);
 
 // Parses "KEY=VALUE" (value as JSON when it parses, else a string) into the
-// request's choices; throws UsageError for unknown keys (with did-you-mean).
+// request's choices; throws UsageError for unknown keys (with did-you-mean),
+// for rows that are not editable (saying why) and for values out of range.
+// A few rows set the request itself: export_format, trust_remote_code,
+// calibration.data_path, hardware.
 void apply_set(PlanRequest& req, const std::string& flow, const std::string& assignment);
+
+// Range checks of every numeric choice and of the estimate's context/batch,
+// against the model where it bounds them (max_position_embeddings). Returns
+// one sentence per problem, naming the flag when the value came from one.
+std::vector<std::string> check_request(const Json& analysis, const PlanRequest& req);
+
+// The largest context the model supports (config.json max_position_embeddings),
+// or 0 when the analysis does not say.
+int64_t max_context(const Json& analysis);
 
 }  // namespace quarkplan

@@ -87,7 +87,7 @@ const Rule* find_rule(const std::string& id) {
 
 const std::vector<std::string>& onnx_decision_keys() {
   static const std::vector<std::string> keys = {
-      "deployment_target", "preset", "calibration.method", "calibration.data_size", "calibration.batch_size", "algorithms",
+      "deployment_target", "preset", "calibration.method", "calibration.data_size", "calibration.batch_size", "calibration.data_path", "algorithms",
       "onnx_specific.enable_npu_cnn", "onnx_specific.enable_npu_transformer", "onnx_specific.include_cle",
       "onnx_specific.op_types_to_quantize", "onnx_specific.nodes_to_quantize", "onnx_specific.nodes_to_exclude",
       "onnx_specific.subgraphs_to_exclude", "onnx_specific.use_external_data_format", "onnx_specific.extra_options",
@@ -98,7 +98,8 @@ const std::vector<std::string>& onnx_decision_keys() {
 const std::vector<std::string>& torch_decision_keys() {
   static const std::vector<std::string> keys = {
       "global_scheme", "kv_cache_scheme", "exclude_layers", "layer_quant_config", "algorithm", "calibration.dataset",
-      "calibration.num_calib_data", "calibration.seq_len", "calibration.batch_size", "evaluation_intent", "hardware"};
+      "calibration.num_calib_data", "calibration.seq_len", "calibration.batch_size", "evaluation_intent", "export_format", "hardware",
+      "trust_remote_code", "device_strategy"};
   return keys;
 }
 

@@ -400,7 +400,10 @@ void calibration_sizes(PlanState& s) {
 }
 
 void calibration_data(PlanState& s) {
-  if (s.req.calib_data == "none") {
+  // Quark's planning guide: PTQ needs representative inputs, asked for before
+  // the plan is final, whether the user said "none" or nothing.
+  if (s.req.calib_data == "none" || s.req.calib_data.empty()) {
+    s.reason("calibration.data_path", "onnx.calibration.data", "Not given yet: asked as an open question");
     s.question("PTQ needs representative inputs for accurate scales: provide a small calibration set (at least a few dozen samples) with --calib-data PATH.");
     s.risk("onnx.calibration.data", "high", "No calibration data: the plan cannot be finalized.",
            "Collect 64-512 representative inputs keyed by the model's input names.");

@@ -601,6 +601,24 @@ void device_strategy(PlanState& s) {
   } else if (s.accelerator && (*s.accelerator)["name"] == "cpu") {
     strategy = "CPU";
   }
+  // The user's choice (device_strategy=... at the prompt or with --set) wins
+  // when the plan can run that way.
+  if (const Json* c = s.choice("device_strategy"); c && c->is_string() && *c != strategy) {
+    std::string want = *c;
+    const Json* sc = scheme(s);
+    bool calibrates = (sc && (*sc)["needs_calibration_data"].get<bool>()) || !algorithms_of(s).empty();
+    if (strategy == "CPU") {
+      s.error("device_strategy " + want + " needs accelerators, but the hardware is cpu: change hardware first");
+      return;
+    }
+    if (want.rfind("file-to-file", 0) == 0 && calibrates)
+      s.conflict("torch.device.strategy", "device_strategy",
+                 "File-to-file quantization (--file2file_quantization) runs weight-only and dynamic schemes without calibration, and this plan calibrates.",
+                 "multi-GPU (--multi_gpu)");
+    s.plan["device_strategy"] = want;
+    s.reason("device_strategy", "torch.device.strategy", "Your choice (the rules gave: " + strategy + ")");
+    return;
+  }
   s.plan["device_strategy"] = strategy;
   s.reason("device_strategy", "torch.device.strategy", strategy == "single accelerator" && !s.accelerator ? "Single accelerator until the hardware is known" : strategy);
 }

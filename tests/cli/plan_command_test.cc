@@ -18,7 +18,8 @@ bool rule_in(const Json& plan, const std::string& rule) {
 
 TEST(PlanCommand, OnnxNpuCnnConfirmedWithYes) {
   TempDir d;
-  RunResult r = run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--yes", "--set",
+  fs::create_directories(d / "calib");
+  RunResult r = run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--yes", "--calib-data", "calib", "--set",
                                "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960]\""},
                               d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
@@ -38,7 +39,8 @@ TEST(PlanCommand, OnnxNpuCnnConfirmedWithYes) {
 
 TEST(PlanCommand, WithoutYesOffATerminalIsADraftAndNeverReplacesAConfirmedPlan) {
   TempDir d;
-  auto args = std::vector<std::string>{"plan", ocr_det().string(), "--target", "cpu"};
+  fs::create_directories(d / "calib");
+  auto args = std::vector<std::string>{"plan", ocr_det().string(), "--target", "cpu", "--calib-data", "calib"};
   RunResult draft = run_quarkplan(args, d.path());
   EXPECT_EQ(draft.exit_code, 3) << draft.err;
   EXPECT_TRUE(Json::parse(read_file(d / "quant_plan.json"))["requires_confirmation"].get<bool>());
@@ -80,7 +82,8 @@ TEST(PlanCommand, ConflictIsRefusedUnlessInsisted) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("Closest viable alternative: XINT8"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(d / "quant_plan.json"));
-  RunResult i = run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--preset", "A8W8", "--insist", "--yes", "--set",
+  fs::create_directories(d / "calib");
+  RunResult i = run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--preset", "A8W8", "--insist", "--yes", "--calib-data", "calib", "--set",
                                "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960]\""},
                               d.path());
   EXPECT_EQ(i.exit_code, 0) << i.err;
@@ -152,7 +155,8 @@ TEST(PlanCommand, TorchPlanAndItsInvocation) {
 
 TEST(PlanCommand, OnnxExplainShowsTheQConfig) {
   TempDir d;
-  ASSERT_EQ(run_quarkplan({"plan", ocr_det().string(), "--target", "cpu", "--yes"}, d.path()).exit_code, 0);
+  fs::create_directories(d / "calib");
+  ASSERT_EQ(run_quarkplan({"plan", ocr_det().string(), "--target", "cpu", "--calib-data", "calib", "--yes"}, d.path()).exit_code, 0);
   Json j = Json::parse(run_quarkplan({"explain", "quant_plan.json", "--json"}, d.path()).out);
   const Json& q = j["invocation"]["qconfig"];
   EXPECT_EQ(q["preset"], "INT8_CNN_DEFAULT");
@@ -169,7 +173,8 @@ TEST(PlanCommand, PlanFromAnAnalysisFile) {
   TempDir d;
   ASSERT_EQ(run_quarkplan({"intake", ocr_det().string(), "-o", "a.json"}, d.path()).exit_code, 0);
   fs::create_directories(d / "plans");
-  RunResult r = run_quarkplan({"plan", "--analysis", "a.json", "--target", "cuda", "--yes", "-o", "plans/p.json"}, d.path());
+  fs::create_directories(d / "calib");
+  RunResult r = run_quarkplan({"plan", "--analysis", "a.json", "--target", "cuda", "--calib-data", "calib", "--yes", "-o", "plans/p.json"}, d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json plan = Json::parse(read_file(d / "plans" / "p.json"));
   EXPECT_EQ(plan["model"]["analysis_ref"], "../a.json");

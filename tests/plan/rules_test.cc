@@ -19,6 +19,7 @@ namespace {
 PlanOutcome plan(const Json& a, std::function<void(PlanRequest&)> setup = {}) {
   PlanRequest r;
   r.confirmed = true;
+  r.calib_data = "calibration_set/";  // ONNX plans without calibration data stay drafts
   if (setup) setup(r);
   return quarkplan::make_plan(a, r);
 }
@@ -159,6 +160,12 @@ std::vector<Scenario> scenarios() {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.calib_data = "none"; });
          EXPECT_EQ(o.status, PlanStatus::kDraft);
          EXPECT_TRUE(has_question(o, "calibration set"));
+         auto unsaid = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.calib_data = ""; });
+         EXPECT_EQ(unsaid.status, PlanStatus::kDraft);  // Quark's planning guide: asked before the plan is final
+         EXPECT_TRUE(has_question(unsaid, "--calib-data PATH"));
+         auto given = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(given.status, PlanStatus::kConfirmed);
+         EXPECT_EQ(given.plan["calibration"]["data_path"], "calibration_set/");
        }},
       {"onnx.algorithms.defaults", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
@@ -557,6 +564,15 @@ std::vector<Scenario> scenarios() {
          auto o = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "rtx4090"; r.choices["global_scheme"] = "int4_wo_128"; });
          EXPECT_TRUE(cites(o, "torch.device.strategy"));
          EXPECT_NE(o.plan["device_strategy"].get<std::string>().find("multi-GPU"), std::string::npos);
+         // The user's choice wins when the plan can run that way, keeping the risk.
+         auto single = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) {
+           r.hardware = "rtx4090";
+           r.choices["global_scheme"] = "int4_wo_128";
+           r.choices["device_strategy"] = "single accelerator";
+         });
+         EXPECT_EQ(single.plan["device_strategy"], "single accelerator");
+         EXPECT_TRUE(cites(single, "torch.device.strategy"));
+         EXPECT_EQ(single.status, PlanStatus::kConfirmed);
        }},
   };
 }

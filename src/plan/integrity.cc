@@ -1,0 +1,238 @@
+#include "plan/integrity.h"
+
+#include <filesystem>
+#include <set>
+
+#include "catalog/artifacts.h"
+#include "common/error.h"
+#include "common/files.h"
+#include "common/sha256.h"
+#include "plan/planner.h"
+
+namespace fs = std::filesystem;
+
+namespace quarkplan {
+
+namespace {
+
+constexpr size_t kMaxDifferencesShown = 10;
+
+using Plain = nlohmann::json;  // std::map objects: comparisons ignore member order
+
+Plain plain(const Json& j) { return Plain::parse(j.dump(-1, ' ', false, Json::error_handler_t::replace)); }
+
+std::string canonical(const Json& j) {
+  // nlohmann::json (std::map) sorts keys: the digest does not depend on the
+  // order a tool or an editor wrote them in.
+  return plain(j).dump(-1, ' ', false, Plain::error_handler_t::replace);
+}
+
+std::string shown(const Plain& v) {
+  std::string s = v.dump(-1, ' ', false, Plain::error_handler_t::replace);
+  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
+// Leaves of two plans that differ, as "path" -> (plan value, rules value);
+// arrays are compared whole. `risks` and `open_questions` are compared as sets.
+void diff(const Plain& a, const Plain& b, const std::string& path, std::vector<std::string>& decisions, std::vector<std::string>& others) {
+  auto report = [&](const std::string& p, const Plain* x, const Plain* y) {
+    std::string line = x ? p + " is " + shown(*x) + " in the plan, but its rules give " + (y ? shown(*y) : std::string("nothing"))
+                         : p + " is absent from the plan, but its rules give " + shown(*y);
+    bool minor = p.rfind("reasons.", 0) == 0 || p.rfind("estimates", 0) == 0 || p == "catalog_quark_version";
+    (minor ? others : decisions).push_back(line);
+  };
+  if (a.is_object() && b.is_object()) {
+    std::set<std::string> keys;
+    for (auto& [k, v] : a.items()) keys.insert(k);
+    for (auto& [k, v] : b.items()) keys.insert(k);
+    for (const auto& k : keys) {
+      if (path.empty() && (k == "integrity" || k == "risks" || k == "open_questions")) continue;
+      std::string p = path.empty() ? k : path + "." + k;
+      bool ia = a.contains(k), ib = b.contains(k);
+      if (ia && ib) diff(a[k], b[k], p, decisions, others);
+      else report(p, ia ? &a[k] : nullptr, ib ? &b[k] : nullptr);
+    }
+    return;
+  }
+  if (a != b) report(path, &a, &b);
+}
+
+void diff_list(const Plain& plan_list, const Plain& rules_list, const char* what, bool risks, std::vector<std::string>& out) {
+  auto key = [&](const Plain& x) {
+    if (!risks) return x.is_string() ? x.get<std::string>() : shown(x);
+    return "[" + x.value("rule", std::string()) + "] " + x.value("severity", std::string()) + ": " + x.value("message", std::string());
+  };
+  std::set<std::string> in_plan, in_rules;
+  for (const auto& x : plan_list) in_plan.insert(key(x));
+  for (const auto& x : rules_list) in_rules.insert(key(x));
+  for (const auto& k : in_rules)
+    if (!in_plan.count(k)) out.push_back(std::string("the plan lacks ") + what + " its rules raise: " + k);
+  for (const auto& k : in_plan)
+    if (!in_rules.count(k)) out.push_back(std::string("the plan has ") + what + " its rules do not raise: " + k);
+}
+
+fs::path folder_of(const std::string& file) {
+  fs::path d = fs::path(file).parent_path();
+  return d.empty() ? fs::path(".") : d;
+}
+
+std::string fingerprint_what(const Json& fp) {
+  std::string method = fp.is_object() ? fp.value("method", "") : "";
+  return method.find("config.json") != std::string::npos ? "its config.json differs" : "its first MiB or its size differs";
+}
+
+bool same_fingerprint(const Json& a, const Json& b) {
+  return a.is_object() && b.is_object() && a.value("sha256", "") == b.value("sha256", "") && a.value("size", Json(nullptr)) == b.value("size", Json(nullptr));
+}
+
+}  // namespace
+
+std::string plan_digest(const Json& plan) {
+  Json copy = plan;
+  if (copy.is_object()) copy.erase("integrity");
+  return sha256_hex(canonical(copy));
+}
+
+void seal_plan(Json& plan, const std::string& analysis_text, const Json& fingerprint) {
+  plan.erase("integrity");
+  Json integrity = {{"analysis_sha256", sha256_hex(analysis_text)},
+                    {"model_fingerprint", fingerprint},
+                    {"plan_sha256", plan_digest(plan)},
+                    {"method", "SHA-256 (OpenSSL); plan_sha256 covers the plan without this record, as JSON with sorted keys"}};
+  plan["integrity"] = integrity;
+}
+
+std::string IntegrityReport::summary() const {
+  if (!problems.empty()) return "integrity check failed: " + std::to_string(problems.size()) + " problem(s)";
+  if (rules_rechecked) return "integrity verified: the analysis, the model and every decision match its rules";
+  std::string why;
+  for (const auto& n : notes) why += (why.empty() ? "" : "; ") + n;
+  return (sealed ? "integrity partly verified: " : "integrity not verified: ") + why;
+}
+
+IntegrityReport verify_plan(const std::string& plan_path, const Json& plan, const std::string& catalog_dir) {
+  IntegrityReport r;
+  const Json& model = plan["model"];
+  std::string ref = model.value("analysis_ref", "");
+  fs::path full = fs::path(ref).is_absolute() ? fs::path(ref) : folder_of(plan_path) / ref;
+  r.analysis_path = full.lexically_normal().string();
+  std::string plan_model = model.contains("model_path") && model["model_path"].is_string() ? model["model_path"].get<std::string>() : "";
+
+  // The analysis, read as bytes (its digest) and as JSON.
+  std::string text;
+  Json analysis;
+  bool have_analysis = false;
+  std::error_code ec;
+  if (!ref.empty() && fs::exists(full, ec)) {
+    try {
+      analysis = read_validated(full.string(), "model_analysis", text);
+      have_analysis = true;
+    } catch (const InputError& e) {
+      r.problems.push_back(std::string("its analysis is not usable: ") + e.what());
+    }
+  } else {
+    r.notes.push_back("its analysis " + (ref.empty() ? std::string("(no analysis_ref)") : r.analysis_path) + " is not here, so its decisions were not re-checked");
+  }
+
+  if (!plan.contains("integrity") || !plan["integrity"].is_object()) {
+    r.notes.insert(r.notes.begin(), "it has no integrity record (written by another tool or an older quarkplan)");
+    if (have_analysis) r.analysis = analysis;
+    return r;
+  }
+  r.sealed = true;
+  const Json& integ = plan["integrity"];
+  bool edited = plan_digest(plan) != integ.value("plan_sha256", "");
+  if (edited)
+    r.problems.push_back("the plan was edited outside quarkplan: its content no longer matches the SHA-256 quarkplan recorded when it wrote it");
+
+  bool analysis_ok = false;
+  if (have_analysis) {
+    if (sha256_hex(text) == integ.value("analysis_sha256", "")) {
+      analysis_ok = true;
+      r.analysis = analysis;
+    } else {
+      std::string other = analysis["model"].value("model_path", "");
+      std::string redo = " Re-run `quarkplan plan " + (plan_model.empty() ? std::string("MODEL") : plan_model) + " -o " + plan_path + "`.";
+      if (!plan_model.empty() && other != plan_model)
+        r.problems.push_back("its analysis " + r.analysis_path + " is now the analysis of " + other + ", not of " + plan_model +
+                             " that the plan was made for (another intake or plan replaced it)." + redo);
+      else if (!same_fingerprint(analysis["model"].value("source_fingerprint", Json(nullptr)), integ.value("model_fingerprint", Json(nullptr))))
+        r.problems.push_back("its analysis " + r.analysis_path + " was re-made from a changed model since the plan was written." + redo);
+      else
+        r.problems.push_back("its analysis " + r.analysis_path + " changed since the plan was written." + redo);
+    }
+  }
+
+  // The model itself, when it is here.
+  const Json& recorded = integ.value("model_fingerprint", Json(nullptr));
+  if (!plan_model.empty() && recorded.is_object()) {
+    if (fs::exists(plan_model, ec)) {
+      try {
+        Json now = model_fingerprint(plan_model);
+        if (!same_fingerprint(now, recorded))
+          r.problems.push_back("the model " + plan_model + " changed since the plan was made (" + fingerprint_what(recorded) +
+                               "). Re-run `quarkplan plan " + plan_model + "`.");
+      } catch (const InputError& e) {
+        r.notes.push_back(std::string("the model could not be read: ") + e.what());
+      }
+    } else {
+      r.notes.push_back("the model " + plan_model + " is not here, so it was not compared");
+    }
+  }
+
+  // The rules, re-run on the plan's own request.
+  if (analysis_ok) {
+    if (!plan.contains("request") || !plan["request"].is_object()) {
+      r.problems.push_back("it has an integrity record but no request record, so its decisions cannot be re-checked");
+      return r;
+    }
+    try {
+      PlanRequest req = request_from_json(plan["request"]);
+      req.analysis_ref = ref;
+      if (!catalog_dir.empty()) req.catalog_dir = catalog_dir;
+      PlanOutcome out = make_plan(analysis, req);
+      if (out.status == PlanStatus::kRefused) {
+        r.problems.push_back("its rules now refuse the model: " + out.refusal);
+      } else if (out.status == PlanStatus::kInvalid) {
+        r.problems.push_back("its rules now reject its choices: " + (out.errors.empty() ? std::string("?") : out.errors.front()));
+      } else {
+        std::vector<std::string> decisions, others;
+        Plain mine = plain(plan), theirs = plain(out.plan);
+        diff(mine, theirs, "", decisions, others);
+        diff_list(mine.value("risks", Plain::array()), theirs["risks"], "a risk", true, decisions);
+        diff_list(mine.value("open_questions", Plain::array()), theirs["open_questions"], "an open question", false, decisions);
+        decisions.insert(decisions.end(), others.begin(), others.end());
+        for (size_t i = 0; i < decisions.size() && i < kMaxDifferencesShown; ++i) r.problems.push_back(decisions[i]);
+        if (decisions.size() > kMaxDifferencesShown)
+          r.problems.push_back("and " + std::to_string(decisions.size() - kMaxDifferencesShown) + " more differences from what its rules give");
+        if (decisions.empty() && !edited) r.rules_rechecked = true;
+        if (decisions.empty() && edited) r.notes.push_back("no decision differs from what its rules give");
+      }
+    } catch (const InputError& e) {
+      r.notes.push_back(std::string("its rules could not be re-run: ") + e.what());
+    } catch (const UsageError& e) {
+      r.notes.push_back(std::string("its rules could not be re-run: ") + e.what());
+    }
+  }
+  return r;
+}
+
+std::vector<std::string> verify_analysis(const std::string& analysis_path, const Json& analysis) {
+  std::vector<std::string> out;
+  if (!analysis.is_object() || !analysis.contains("model")) return out;
+  const Json& m = analysis["model"];
+  const Json& recorded = m.value("source_fingerprint", Json(nullptr));
+  std::string path = m.value("model_path", "");
+  std::error_code ec;
+  if (!recorded.is_object() || path.empty() || !fs::exists(path, ec)) return out;
+  try {
+    Json now = model_fingerprint(path);
+    if (!same_fingerprint(now, recorded))
+      out.push_back(analysis_path + ": the model " + path + " changed since this analysis was made (" + fingerprint_what(recorded) +
+                    "). Re-run `quarkplan intake " + path + "`.");
+  } catch (const InputError&) {
+  }
+  return out;
+}
+
+}  // namespace quarkplan

