@@ -27,7 +27,7 @@ struct PlanArgs {
   std::vector<std::string> excludes, layer_schemes, sets;
   // Numbers stay text until checked, so every value (0, -1, 1e9, "abc") gets
   // a one-line error naming its flag and range.
-  std::string num_calib, seq_len, data_size, batch_size, context, batch;
+  std::string num_calib, seq_len, data_size, batch_size, context, batch, gpus;
   bool json = false, yes = false, insist = false;
   std::set<std::string> given;  // the options on the command line ("--preset", ...)
 };

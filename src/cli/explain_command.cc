@@ -12,6 +12,7 @@
 #include "plan/invocation.h"
 #include "plan/planner.h"
 #include "ui/decision_table.h"
+#include "ui/estimates_view.h"
 #include "ui/terminal.h"
 
 namespace fs = std::filesystem;
@@ -59,21 +60,7 @@ int run_explain_command(const ExplainArgs& a) {
     std::fputs(ui::render_decision_table(table, st, width).c_str(), stdout);
     std::fputs(ui::render_risks(plan["risks"], st, width).c_str(), stdout);
     std::fputs(ui::render_questions(plan["open_questions"], st, width).c_str(), stdout);
-    const Json& est = plan.value("estimates", Json::object());
-    if (est.contains("weights") && !est["weights"].empty()) {
-      std::printf("%s\n", st.bold("Weight size per scheme:").c_str());
-      for (const auto& w : est["weights"])
-        std::printf("  %-14s %8.2f GB  %6.3f bits/weight  (%s)\n", w["scheme"].get<std::string>().c_str(), w["bytes"].get<double>() / 1e9,
-                    w["bits_per_weight_effective"].get<double>(), w["method"].get<std::string>().c_str());
-    }
-    if (est.contains("kv_cache") && est["kv_cache"].is_object())
-      std::printf("%s %s, %s bytes/token, %.2f GB at %s tokens x batch %s\n", st.bold("KV cache:").c_str(), est["kv_cache"]["dtype"].get<std::string>().c_str(),
-                  est["kv_cache"]["bytes_per_token"].dump().c_str(), est["kv_cache"]["bytes"].get<double>() / 1e9,
-                  est["kv_cache"]["context_length"].dump().c_str(), est["kv_cache"]["batch"].dump().c_str());
-    if (est.contains("fit") && est["fit"].is_object())
-      std::printf("%s %s: needs %.1f GB of %.1f GB -> %s\n", st.bold("Fit:").c_str(), est["fit"]["accelerator"].get<std::string>().c_str(),
-                  est["fit"]["needed_bytes"].get<double>() / 1e9, est["fit"]["memory_bytes"].get<double>() / 1e9,
-                  est["fit"]["fits"].get<bool>() ? "fits" : "DOES NOT FIT");
+    std::fputs(ui::render_estimates(plan.value("estimates", Json::object()), st).c_str(), stdout);
     std::printf("%s %s\n%s", st.bold("Quark invocation this plan implies").c_str(), analysis_note.c_str(), inv.text.c_str());
     return kExitOk;
   });

@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   cp->add_flag("--yes", plan.yes, "confirm up front (automation): the plan is written confirmed unless facts are missing");
   cp->add_flag("--insist", plan.insist, "keep choices that break a hard gate, recording a high risk");
   cp->add_option("--target", plan.intake.target, "ONNX deployment target: cpu|cuda|rocm|npu_cnn|npu_transformer");
-  cp->add_option("--hardware", plan.hardware, "accelerator: mi300x mi325x mi355x h100 h200 b200 a100 rtx4090 cpu ...");
+  cp->add_option("--hardware", plan.hardware, "accelerator: mi300x mi325x mi355x h100 h200 b200 a100 rtx4090 cpu ryzen-ai ...");
+  cp->add_option("--gpus", plan.gpus, "accelerators available (else env_context.json's gpu_count)");
   cp->add_option("--goal", plan.goal, "accuracy|balanced|size|experiment|mixed");
   cp->add_option("--export", plan.export_format, "torch export format: hf|gguf|onnx");
   cp->add_option("--preset", plan.preset, "ONNX preset (quarkplan catalog onnx)");

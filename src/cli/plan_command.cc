@@ -72,7 +72,7 @@ void require_values(const PlanArgs& a) {
 // user believes they changed something.
 void check_flags_apply(const PlanArgs& a, const std::string& flow, const std::string& model) {
   static const std::vector<std::string> onnx_only = {"--preset", "--target", "--calib-method", "--data-size", "--install-result"};
-  static const std::vector<std::string> torch_only = {"--scheme", "--kv-cache", "--hardware", "--layer-scheme", "--export", "--num-calib",
+  static const std::vector<std::string> torch_only = {"--scheme", "--kv-cache", "--hardware", "--gpus", "--layer-scheme", "--export", "--num-calib",
                                                       "--seq-len", "--calib-dataset", "--context", "--batch", "--trust-remote-code"};
   std::vector<std::string> wrong;
   for (const auto& f : flow == "onnx" ? torch_only : onnx_only)
@@ -179,6 +179,10 @@ int run_plan_command(const PlanArgs& a) {
       if (req.context < 1) throw UsageError("--context must be a whole number of at least 1 (got " + a.context + ")");
     }
     if (!a.batch.empty()) req.batch = whole_number("--batch", a.batch);
+    if (!a.gpus.empty()) {
+      req.gpus = whole_number("--gpus", a.gpus);
+      if (req.gpus < 1 || req.gpus > 4096) throw UsageError("--gpus must be a count from 1 to 4096 (got " + a.gpus + ")");
+    }
 
     // 2. Everything that will be written must be writable, before anything is.
     fs::path plan_path(a.output);

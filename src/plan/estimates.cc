@@ -4,6 +4,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "common/units.h"
 #include "intake/module_names.h"
 #include "plan/onnx_weights.h"
 
@@ -34,7 +35,15 @@ void add_estimates(PlanState& s) {
   const uint64_t total = m.value("total_params", uint64_t{0});
   const Json dtype = m.value("dtype", Json("bfloat16"));
   const double stored_bits = dtype_bits(dtype.is_string() ? dtype.get<std::string>() : "bfloat16");
-  const double original_bytes = m["estimated_size_gb"].get<double>() * 1e9;
+  // The checkpoint as stored (exact bytes when intake had them).
+  const uint64_t original_bytes = m.contains("size_bytes") && m["size_bytes"].is_number_unsigned()
+                                      ? m["size_bytes"].get<uint64_t>()
+                                      : static_cast<uint64_t>(m.value("estimated_size_gb", 0.0) * 1e9);
+  // What the model takes once loaded: a pre-quantized source is dequantized
+  // to 16-bit by Quark, so loading and calibration need the BF16 size.
+  const bool pre_quantized = m.contains("pre_quantized") && m["pre_quantized"].is_string();
+  const double float_bits = stored_bits >= 16 ? stored_bits : 16;
+  const uint64_t loaded_bytes = pre_quantized ? static_cast<uint64_t>(static_cast<double>(total) * float_bits / 8) : original_bytes;
   uint64_t linear = 0;
   for (const auto& x : shapes) linear += x.first;
   const bool exact = m.value("params_method", "").rfind("exact", 0) == 0;
@@ -42,43 +51,36 @@ void add_estimates(PlanState& s) {
 
   Json weights = Json::array();
   weights.push_back({{"scheme", "original"},
-                     {"bytes", static_cast<uint64_t>(original_bytes)},
-                     {"bits_per_weight_effective", total ? std::round(original_bytes * 8 / static_cast<double>(total) * 1000) / 1000 : 0.0},
+                     {"bytes", original_bytes},
+                     {"bits_per_weight_effective", total ? std::round(static_cast<double>(original_bytes) * 8 / static_cast<double>(total) * 1000) / 1000 : 0.0},
                      {"method", exact ? "exact from safetensors headers" : m.value("params_method", "estimated")}});
-  // Schemes to estimate: the chosen one, then the guide's alternatives.
+  // Schemes to estimate: the chosen one, then the plan's alternatives.
   std::vector<std::string> schemes;
   if (s.plan["global_scheme"].is_string()) schemes.push_back(s.plan["global_scheme"]);
-  for (const auto& row : s.cat.torch()["decision_guide"])
-    if (!schemes.empty() && row["scheme"] == schemes[0])
-      for (const auto& a : row["alternatives"]) schemes.push_back(a);
+  for (const auto& a : s.plan.value("alternatives", Json::array()))
+    if (a.contains("scheme") && a["scheme"].is_string() && !std::count(schemes.begin(), schemes.end(), a["scheme"].get<std::string>()))
+      schemes.push_back(a["scheme"]);
   for (const char* fallback : {"fp8", "int4_wo_128", "mxfp4"})
     if (schemes.size() < 3 && !std::count(schemes.begin(), schemes.end(), fallback)) schemes.push_back(fallback);
-  if (schemes.size() > 3) schemes.resize(3);
+  if (schemes.size() > 4) schemes.resize(4);
 
-  const Json& excl = s.plan["exclude_layers"];
   const Json& overrides = s.plan["layer_quant_config"];
-  std::vector<QuarkPattern> excl_patterns;
-  for (const auto& p : excl) excl_patterns.emplace_back(p.get<std::string>());
   std::vector<std::pair<QuarkPattern, const Json*>> override_patterns;
   for (auto& [p, sch] : overrides.items()) override_patterns.emplace_back(QuarkPattern(p), s.cat.torch_scheme(sch));
-  std::vector<char> excluded(names.size(), 0);
+  const std::vector<char>& excluded = s.excluded();
   std::vector<const Json*> override_scheme(names.size(), nullptr);
-  for (size_t i = 0; i < names.size(); ++i) {
-    for (const auto& p : excl_patterns)
-      if (p.matches(names[i])) {
-        excluded[i] = 1;
-        break;
-      }
-    if (!excluded[i])
-      for (const auto& [p, sch] : override_patterns)
-        if (p.matches(names[i])) override_scheme[i] = sch;
-  }
+  if (!override_patterns.empty())
+    for (size_t i = 0; i < names.size(); ++i)
+      if (!excluded[i])
+        for (const auto& [p, sch] : override_patterns)
+          if (p.matches(names[i])) override_scheme[i] = sch;
   double chosen_bytes = 0;
   for (size_t si = 0; si < schemes.size(); ++si) {
     const Json* sc = s.cat.torch_scheme(schemes[si]);
     if (!sc || names.empty() || total == 0) continue;
-    double bits = static_cast<double>(total > linear ? total - linear : 0) * stored_bits;
-    // Scheme properties read once, not per module.
+    // Non-Linear tensors and excluded modules stay at 16-bit (a dequantized
+    // source is saved back at 16-bit, not at its packed format).
+    double bits = static_cast<double>(total > linear ? total - linear : 0) * float_bits;
     auto props = [](const Json* j) {
       return std::pair<double, double>{(*j)["bits_per_weight"].get<double>(), j->value("per_row_scale_bits", 0.0)};
     };
@@ -86,7 +88,7 @@ void add_estimates(PlanState& s) {
     for (size_t i = 0; i < names.size(); ++i) {
       double p = static_cast<double>(shapes[i].first);
       if (excluded[i]) {
-        bits += p * stored_bits;
+        bits += p * float_bits;
         continue;
       }
       double b = base, r = row;
@@ -99,73 +101,104 @@ void add_estimates(PlanState& s) {
                        {"bytes", static_cast<uint64_t>(bytes)},
                        {"bits_per_weight_effective", std::round(bits / static_cast<double>(total) * 1000) / 1000},
                        {"method", method + (si == 0 ? "; exclusions and overrides of this plan applied" : "; this plan's exclusions applied") +
-                                      "; excluded and non-Linear tensors at " + std::to_string(static_cast<int>(stored_bits)) + " bits"}});
+                                      "; excluded and non-Linear tensors at " + std::to_string(static_cast<int>(float_bits)) + " bits"}});
   }
   est["weights"] = weights;
+  if (chosen_bytes > 0 && pre_quantized && chosen_bytes > static_cast<double>(original_bytes))
+    s.risk("torch.pre_quantized.dequantized", "high",
+           "The planned " + s.plan["global_scheme"].get<std::string>() + " model (" + format_bytes(static_cast<uint64_t>(chosen_bytes)) +
+               ") is larger than its already-quantized source (" + format_bytes(original_bytes) + ", " + m["pre_quantized"].get<std::string>() + ").",
+           "Serve the source as it is, or pick a scheme at or below the source's precision.");
 
-  // KV cache.
+  // KV cache: from the structure's facts (attention layers only; windowed
+  // layers keep at most their window), else the plain GQA formula.
   const Json& a = m.value("architecture", Json::object());
-  int64_t layers = m["num_hidden_layers"].is_number() ? m["num_hidden_layers"].get<int64_t>() : 0;
-  int64_t kv_layers = layers;
-  if (a.contains("layer_types") && a["layer_types"].is_array() && !a["layer_types"].empty()) {
-    kv_layers = 0;
-    for (const auto& t : a["layer_types"])
-      if (t == "full_attention" || t == "sliding_attention" || t == "attention") ++kv_layers;
-  }
+  const uint64_t ctx = static_cast<uint64_t>(s.req.context), batch = static_cast<uint64_t>(s.req.batch);
   bool fp8_kv = s.plan["kv_cache_scheme"].is_string();
-  double elem = fp8_kv ? 1 : stored_bits / 8;
-  uint64_t per_token = 0;
+  double elem = fp8_kv ? 1 : (stored_bits >= 16 ? stored_bits / 8 : 2);
+  uint64_t per_token_full = 0, per_token_window = 0, window = 0;
   std::string kv_method;
-  if (a.contains("kv_lora_rank") && a["kv_lora_rank"].is_number()) {
-    per_token = static_cast<uint64_t>(static_cast<double>(kv_layers) *
-                                      static_cast<double>(a["kv_lora_rank"].get<int64_t>() + a.value("qk_rope_head_dim", Json(64)).get<int64_t>()) * elem);
-    kv_method = "MLA latent cache: layers x (kv_lora_rank + qk_rope_head_dim)";
-  } else if (a.contains("num_key_value_heads") && a["num_key_value_heads"].is_number() && a["head_dim"].is_number()) {
-    per_token = static_cast<uint64_t>(2.0 * static_cast<double>(kv_layers) * static_cast<double>(a["num_key_value_heads"].get<int64_t>()) *
-                                      static_cast<double>(a["head_dim"].get<int64_t>()) * elem);
+  if (a.contains("kv_cache") && a["kv_cache"].is_object()) {
+    const Json& kv = a["kv_cache"];
+    per_token_full = static_cast<uint64_t>(static_cast<double>(kv.value("elements_per_token_full", uint64_t{0})) * elem);
+    per_token_window = static_cast<uint64_t>(static_cast<double>(kv.value("elements_per_token_sliding", uint64_t{0})) * elem);
+    window = kv.value("sliding_window", uint64_t{0});
+    std::string kind = kv.value("kind", "gqa");
+    kv_method = (kind == "mla" ? "MLA latent cache (kv_lora_rank + qk_rope_head_dim per layer)" : "2 x kv_heads x head_dim per attention layer") +
+                std::string(" over ") + std::to_string(kv.value("full_attention_layers", 0)) + " full-attention layers" +
+                (per_token_window ? " + " + std::to_string(kv.value("sliding_window_layers", 0)) + " sliding-window layers (at most " + std::to_string(window) + " tokens)" : "");
+  } else {
+    int64_t layers = m["num_hidden_layers"].is_number() ? m["num_hidden_layers"].get<int64_t>() : 0;
+    if (a.contains("num_key_value_heads") && a["num_key_value_heads"].is_number() && a.contains("head_dim") && a["head_dim"].is_number())
+      per_token_full = static_cast<uint64_t>(2.0 * static_cast<double>(layers) * static_cast<double>(a["num_key_value_heads"].get<int64_t>()) *
+                                             static_cast<double>(a["head_dim"].get<int64_t>()) * elem);
     kv_method = "2 x layers x kv_heads x head_dim";
   }
+  uint64_t per_token = per_token_full + per_token_window;
   if (per_token) {
-    uint64_t ctx = static_cast<uint64_t>(s.req.context), batch = static_cast<uint64_t>(s.req.batch);
+    uint64_t bytes = (per_token_full * ctx + per_token_window * std::min<uint64_t>(ctx, window ? window : ctx)) * batch;
     est["kv_cache"] = {{"dtype", fp8_kv ? "fp8" : (stored_bits == 32 ? "float32" : "bfloat16")},
                        {"bytes_per_token", per_token},
                        {"context_length", ctx},
                        {"batch", batch},
-                       {"bytes", per_token * ctx * batch},
-                       {"method", kv_method + (kv_layers != layers ? " (" + std::to_string(kv_layers) + " of " + std::to_string(layers) + " layers keep a KV cache)" : "")}};
+                       {"bytes", bytes},
+                       {"method", kv_method}};
+    // A context beyond what the model was trained for is the user's to know.
+    int64_t maxpos = a.contains("max_position_embeddings") && a["max_position_embeddings"].is_number_integer() ? a["max_position_embeddings"].get<int64_t>() : 0;
+    if (maxpos > 0 && s.req.context > maxpos)
+      s.risk("torch.fit.accelerators", "medium",
+             "The KV-cache estimate uses a context of " + std::to_string(s.req.context) + " tokens, beyond the model's max_position_embeddings (" +
+                 std::to_string(maxpos) + ").",
+             "Use --context " + std::to_string(maxpos) + " or less.");
   } else {
     est["kv_cache"] = nullptr;
   }
 
-  // Fit: calibration loads the original model; deployment holds the quantized
-  // weights plus the KV cache.
+  // Fit: calibration loads the (dequantized) model plus the algorithm's
+  // working set; deployment holds the quantized weights plus the KV cache.
+  // Both are counted in accelerators (binary GiB, as the accelerators report).
   if (s.accelerator && (*s.accelerator)["memory_gib"].is_number() && chosen_bytes > 0) {
-    uint64_t mem = static_cast<uint64_t>((*s.accelerator)["memory_gib"].get<double>() * 1073741824.0);
+    const Json& dev = s.cat.torch()["device_facts"];
+    double usable_fraction = dev.value("usable_memory_fraction", 0.9);
+    uint64_t mem = static_cast<uint64_t>((*s.accelerator)["memory_gib"].get<double>() * static_cast<double>(kGiB));
+    double usable = static_cast<double>(mem) * usable_fraction;
     double factor = 1.1;
     std::string algo = s.plan["algorithm"].is_string() ? s.plan["algorithm"].get<std::string>() : "";
     for (const auto& al : s.cat.torch()["algorithms"])
       if (algo.find(al["name"].get<std::string>()) != std::string::npos) factor = std::max(factor, 1.0 + al["calibration_memory_factor"].get<double>() / 10);
-    // File-to-file quantization streams one shard at a time: no full load.
-    bool streamed = s.plan.value("device_strategy", "").find("file-to-file") != std::string::npos;
-    uint64_t calib = streamed ? 0 : static_cast<uint64_t>(original_bytes * factor);
-    uint64_t deploy = static_cast<uint64_t>(chosen_bytes) + (est["kv_cache"].is_object() ? est["kv_cache"]["bytes"].get<uint64_t>() : 0);
-    uint64_t needed = std::max(calib, deploy);
-    est["fit"] = {{"accelerator", (*s.accelerator)["name"]},
+    uint64_t calib = static_cast<uint64_t>(static_cast<double>(loaded_bytes) * factor);
+    uint64_t kvb = est["kv_cache"].is_object() ? est["kv_cache"]["bytes"].get<uint64_t>() : 0;
+    uint64_t deploy = static_cast<uint64_t>(chosen_bytes) + kvb;
+    auto count = [&](uint64_t need) { return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(need) / usable))); };
+    int64_t calib_n = count(calib), deploy_n = count(deploy);
+    int64_t have = s.accelerator_count;
+    std::string hw = (*s.accelerator)["name"];
+    est["fit"] = {{"accelerator", hw},
                   {"memory_bytes", mem},
-                  {"needed_bytes", needed},
-                  {"fits", needed <= mem},
+                  {"usable_fraction", usable_fraction},
+                  {"accelerators_available", have > 0 ? Json(have) : Json(nullptr)},
+                  {"needed_bytes", std::max(calib, deploy)},
+                  {"fits", std::max(calib_n, deploy_n) <= std::max<int64_t>(have, 1)},
                   {"calibration_bytes", calib},
-                  {"deployment_bytes", deploy}};
-    if (deploy > mem)
-      s.risk("torch.device.strategy", "high",
-             "The quantized model and its KV cache need " + std::to_string(deploy / 1000000000) + " GB; one " +
-                 (*s.accelerator)["name"].get<std::string>() + " has " + std::to_string(mem / 1000000000) + " GB.",
-             "Deploy on several accelerators (tensor parallel), pick a smaller scheme, or shorten the context (--context).");
-    else if (calib > mem)
-      s.risk("torch.device.strategy", "medium",
-             "Calibration loads the original " + std::to_string(static_cast<uint64_t>(original_bytes / 1e9)) + " GB model, more than one " +
-                 (*s.accelerator)["name"].get<std::string>() + " holds.",
-             "Use --multi_gpu, fewer calibration samples, or --file2file_quantization for weight-only/dynamic schemes.");
+                  {"calibration_load_bytes", loaded_bytes},
+                  {"calibration_accelerators", calib_n},
+                  {"deployment_bytes", deploy},
+                  {"deployment_accelerators", deploy_n},
+                  {"method", std::string("calibration: the ") + (pre_quantized ? "dequantized BF16 model" : "model as stored") + " x " +
+                                 std::to_string(factor).substr(0, 4) + " (algorithm working set); deployment: quantized weights + KV cache; " +
+                                 std::to_string(static_cast<int>(usable_fraction * 100)) + "% of each accelerator's memory usable"}};
+    std::string each = format_bytes(mem);
+    std::string avail = have > 0 ? std::to_string(have) + " available (" + s.accelerator_count_source + ")" : "count not given (--gpus N)";
+    if (deploy_n > std::max<int64_t>(have, 1))
+      s.risk("torch.fit.accelerators", deploy_n > 1 && have == 0 ? "medium" : "high",
+             "Serving needs " + std::to_string(deploy_n) + " x " + hw + ": the quantized weights and KV cache take " + format_bytes(deploy) + " (" + each +
+                 " each); " + avail + ".",
+             "Deploy with tensor parallelism over " + std::to_string(deploy_n) + " accelerators, pick a smaller scheme, or shorten the context (--context).");
+    if (calib_n > std::max<int64_t>(have, 1))
+      s.risk("torch.fit.accelerators", have > 0 ? "high" : "medium",
+             "Calibration loads " + format_bytes(loaded_bytes) + (pre_quantized ? " (the source dequantized to BF16)" : "") + " plus working memory (" +
+                 format_bytes(calib) + "): " + std::to_string(calib_n) + " x " + hw + " (" + each + " each); " + avail + ".",
+             "The device strategy below spreads it (--multi_gpu) or streams it (--file2file_quantization where the scheme allows).");
   } else {
     est["fit"] = nullptr;
   }

@@ -43,17 +43,28 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
                      "--seq_len", plan["calibration"]["seq_len"].dump()});
   if (plan["calibration"].contains("batch_size") && plan["calibration"]["batch_size"] != 1)
     a.insert(a.end(), {"--batch_size", plan["calibration"]["batch_size"].dump()});
-  if (plan.value("export_format", "hf_format") == "gguf") a.insert(a.end(), {"--model_export", "gguf"});
-  else if (plan.value("export_format", "hf_format") == "onnx") a.insert(a.end(), {"--model_export", "onnx"});
-  else a.insert(a.end(), {"--model_export", "hf_format"});
+  if (plan.contains("data_type") && plan["data_type"].is_string()) a.insert(a.end(), {"--data_type", plan["data_type"]});
   std::string strategy = plan.value("device_strategy", "");
-  if (strategy.find("file-to-file") != std::string::npos) a.push_back("--file2file_quantization");
-  else if (strategy.find("multi-GPU") != std::string::npos) a.push_back("--multi_gpu");
-  if (plan["evaluation_intent"] == "none") a.push_back("--skip_evaluation");
+  std::string export_flag = plan.value("export_format", "hf_format");
+  // --file2file_quantization returns right after writing hf_format shards:
+  // the planner never pairs it with another export (a conflict).
+  a.insert(a.end(), {"--model_export", strategy == "file2file" ? "hf_format" : export_flag});
+  if (strategy == "file2file") a.push_back("--file2file_quantization");
+  else if (strategy == "multi_gpu") a.push_back("--multi_gpu");
+  else if (strategy == "multi_device") a.push_back("--multi_device");
+  if (strategy == "cpu" || plan.value("hardware", Json(nullptr)) == "cpu") a.insert(a.end(), {"--device", "cpu"});
+  if (plan["evaluation_intent"] == "none" || strategy == "file2file") a.push_back("--skip_evaluation");
   if (!plan.value("trust_remote_code", false)) a.push_back("--no_trust_remote_code");
   std::string t = "python quantize_quark.py";
   for (size_t i = 0; i < a.size(); ++i) t += (a[i].rfind("--", 0) == 0 ? " \\\n    " : " ") + shell_quote(a[i]);
   inv.text = t + "\n";
+  // Steps after Quark the plan's hardware needs (Ryzen AI: ONNX Runtime GenAI export).
+  if (plan.contains("post_quark_steps") && plan["post_quark_steps"].is_array() && !plan["post_quark_steps"].empty()) {
+    inv.text += "# then:\n";
+    for (const auto& step : plan["post_quark_steps"])
+      if (step.is_string()) inv.text += step.get<std::string>() + "\n";
+    inv.fields["post_quark_steps"] = plan["post_quark_steps"];
+  }
   return inv;
 }
 

@@ -23,6 +23,7 @@ struct PlanRequest {
   bool insist = false;         // keep choices that break a hard gate, recording the risk
   bool trust_remote_code = false;
   bool confirmed = false;      // --yes, or confirmed at the prompt
+  int64_t gpus = 0;            // accelerators available (--gpus), 0 when not given
   int64_t context = 0;         // KV-cache estimate context length; 0: 8192 or the model's maximum when smaller
   int64_t batch = 1;           // KV-cache estimate batch
   // Context files.

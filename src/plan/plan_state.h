@@ -29,9 +29,17 @@ struct PlanState {
   std::string refusal;                // message + recovery when refused
   std::vector<std::string> errors;    // bad input found by a rule (exit 2)
   const Json* accelerator = nullptr;  // catalog entry of the resolved hardware (Torch)
+  int64_t accelerator_count = 0;      // accelerators available (--gpus or env_context.json), 0 when unknown
+  std::string accelerator_count_source;
+  std::string goal;                   // the goal the plan is made for (the user's, or the default)
+  std::string recipe_name;             // the recipe's published checkpoint closest to this model
+  const Json* recipe = nullptr;       // AMD's published recipe that applies (catalog amd_recipes), if any
   std::vector<std::string> module_names;  // expanded lazily by modules()
   std::vector<std::pair<uint64_t, uint64_t>> module_shapes;  // (params, in_features), aligned with module_names
+  std::vector<std::string> module_roles;  // attention, expert, router, lm_head, mtp, vision, ... ("" unknown), aligned
   bool modules_loaded = false;
+  Json excluded_for;                  // the exclude_layers the cached mask was computed for
+  std::vector<char> excluded_cache;   // module i matches an exclude pattern
 
   PlanState(const Json& a, const Catalog& c, const PlanRequest& r) : analysis(a), cat(c), req(r) {}
 
@@ -63,6 +71,9 @@ struct PlanState {
 
   const Json* choice(const std::string& key) const { return req.choice(key); }
   const std::vector<std::string>& modules();
+  // Which modules plan["exclude_layers"] leaves in full precision (computed
+  // once per exclusion list: matching 45,000 module names is the costly part).
+  const std::vector<char>& excluded();
 };
 
 }  // namespace quarkplan

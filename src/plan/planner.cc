@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "common/strings.h"
+#include "common/units.h"
 #include "intake/model_reader.h"
 #include "plan/estimates.h"
 #include "plan/rules.h"
@@ -130,17 +131,16 @@ Json decision_table(const Json& plan) {
     r["decision"] = "estimated_size";
     r["key"] = "estimates.weights";
     r["value"] = w[1]["bytes"];
-    r["reason"] = w[1]["scheme"].get<std::string>() + ": " + std::to_string(w[1]["bits_per_weight_effective"].get<double>()).substr(0, 4) +
-                  " bits/weight effective (stored model " + std::to_string(w[0]["bytes"].get<uint64_t>() / 1000000) + " MB) [" + "estimates.weights]";
+    char bits[32];
+    std::snprintf(bits, sizeof bits, "%.2f", w[1]["bits_per_weight_effective"].get<double>());
+    std::string rule = plan.value("backend", "") == "onnx" ? "onnx.estimates.weights" : "torch.fit.accelerators";
+    r["reason"] = w[1]["scheme"].get<std::string>() + ": " + bits + " bits per weight on average; the model as stored is " +
+                  format_bytes(w[0]["bytes"].get<uint64_t>()) + " [" + rule + "]";
     rows.push_back(r);
   }
   for (auto& r : rows) {
     r["value_text"] = value_text(r["value"]);
-    if (r["key"] == "estimates.weights") {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.2f GB", r["value"].get<double>() / 1e9);
-      r["value_text"] = buf;
-    }
+    if (r["key"] == "estimates.weights" && r["value"].is_number_unsigned()) r["value_text"] = format_bytes(r["value"].get<uint64_t>());
   }
   return rows;
 }
@@ -159,12 +159,13 @@ const std::map<std::string, std::string>& fixed_rows() {
   return m;
 }
 
-// device_strategy values a user may choose, as the plan records them.
+// device_strategy values a user may choose (and the words people also use),
+// as the plan records them.
 const std::vector<std::pair<std::string, std::string>>& device_strategies() {
   static const std::vector<std::pair<std::string, std::string>> v = {
-      {"single", "single accelerator"},
-      {"multi_gpu", "multi-GPU (--multi_gpu)"},
-      {"file2file", "file-to-file (--file2file_quantization)"}};
+      {"single", "single"},           {"single accelerator", "single"}, {"multi_gpu", "multi_gpu"},
+      {"multi-GPU", "multi_gpu"},     {"multi_device", "multi_device"}, {"file2file", "file2file"},
+      {"file-to-file", "file2file"},  {"cpu", "cpu"}};
   return v;
 }
 
@@ -232,8 +233,7 @@ void apply_set(PlanRequest& req, const std::string& flow, const std::string& ass
         req.choices[key] = recorded;
         return;
       }
-    if (v == "cpu" || v == "CPU") throw UsageError("device_strategy follows the hardware for CPU: set hardware=cpu instead");
-    throw UsageError("device_strategy must be one of single, multi_gpu, file2file (got '" + v + "')");
+    throw UsageError("device_strategy must be one of single, multi_gpu, multi_device, file2file, cpu (got '" + v + "')");
   }
   if (key == "hardware") req.hardware = value.is_string() ? value.get<std::string>() : "";
   req.choices[key] = value;
@@ -417,8 +417,6 @@ PlanOutcome make_plan(const Json& input_analysis, const PlanRequest& user_req) {
     out.errors = s.errors;
     return out;
   }
-  if (out.flow == "torch") add_estimates(s);
-  else add_onnx_estimates(s);
   Json risks = sorted_risks(s.risks);
   Json& p = s.plan;
   p["requires_confirmation"] = s.draft || !req.confirmed || !s.conflicts.empty();

@@ -7,6 +7,7 @@
 #include "common/strings.h"
 #include "plan/fix_shapes.h"
 #include "plan/onnx_weights.h"
+#include "plan/estimates.h"
 #include "plan/rules.h"
 
 namespace quarkplan::onnx_rules {
@@ -933,5 +934,7 @@ void evaluation_intent(PlanState& s) {
   }
   s.reason("evaluation_intent", "onnx.evaluation_intent", "smoke: a quick check against the float model");
 }
+
+void estimates(PlanState& s) { add_onnx_estimates(s); }
 
 }  // namespace quarkplan::onnx_rules

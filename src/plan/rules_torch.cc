@@ -1,33 +1,76 @@
-// Torch LLM plan rules (quark_contracts.md §4.5, rules 67-87, and the Torch seed).
+// Torch LLM plan rules (quark_contracts.md §4.5, rules 67-87, Quark's planning
+// guide for Torch), held to the hardware catalog (a default always runs
+// natively; emulation is a conflict the user must insist on) and to AMD's
+// published recipes (catalog amd_recipes). Every reason says whose choice it
+// was: "Your choice", "Quark's planning guide", "AMD's recipe (amd/...)", or
+// the rule's own finding.
 #include <algorithm>
+#include <regex>
+#include <cmath>
+#include <fstream>
 #include <set>
+#include <stdexcept>
 
 #include "common/strings.h"
+#include "common/units.h"
 #include "intake/module_names.h"
+#include "plan/estimates.h"
 #include "plan/rules.h"
 
 namespace quarkplan {
 
 const std::vector<std::string>& PlanState::modules() {
   if (!modules_loaded) {
+    modules_loaded = true;
     const Json& q = analysis["quantization_targets"];
     if (q.contains("module_names") && q["module_names"].is_array()) {
       const Json& names = q["module_names"];
       const Json* shapes = q.contains("module_shapes") && q["module_shapes"].is_array() ? &q["module_shapes"] : nullptr;
+      const Json* roles = q.contains("module_roles") && q["module_roles"].is_array() ? &q["module_roles"] : nullptr;
       for (size_t i = 0; i < names.size(); ++i) {
-        auto expanded = expand_module_names({names[i].get<std::string>()});
+        if (!names[i].is_string()) continue;
+        std::vector<std::string> expanded;
+        try {
+          expanded = expand_module_names({names[i].get<std::string>()}, 4000000 - std::min<size_t>(module_names.size(), 4000000));
+        } catch (const std::invalid_argument& e) {
+          error(std::string("the analysis' module names are malformed: ") + e.what());
+          module_names.clear();
+          module_shapes.clear();
+          module_roles.clear();
+          return module_names;
+        }
         std::pair<uint64_t, uint64_t> shape{0, 0};
-        if (shapes && i < shapes->size() && (*shapes)[i].is_array() && (*shapes)[i].size() == 2)
+        if (shapes && i < shapes->size() && (*shapes)[i].is_array() && (*shapes)[i].size() == 2 && (*shapes)[i][0].is_number_unsigned() &&
+            (*shapes)[i][1].is_number_unsigned())
           shape = {(*shapes)[i][0].get<uint64_t>(), (*shapes)[i][1].get<uint64_t>()};
+        std::string role = roles && i < roles->size() && (*roles)[i].is_string() ? (*roles)[i].get<std::string>() : "";
         for (auto& n : expanded) {
           module_names.push_back(std::move(n));
           module_shapes.push_back(shape);
+          module_roles.push_back(role);
         }
       }
     }
-    modules_loaded = true;
   }
   return module_names;
+}
+
+const std::vector<char>& PlanState::excluded() {
+  const auto& mods = modules();
+  const Json& list = plan.contains("exclude_layers") ? plan["exclude_layers"] : Json::array();
+  if (excluded_cache.size() == mods.size() && excluded_for == list) return excluded_cache;
+  std::vector<QuarkPattern> excl;
+  for (const auto& p : list)
+    if (p.is_string()) excl.emplace_back(p.get<std::string>());
+  excluded_cache.assign(mods.size(), 0);
+  for (size_t i = 0; i < mods.size(); ++i)
+    for (const auto& p : excl)
+      if (p.matches(mods[i])) {
+        excluded_cache[i] = 1;
+        break;
+      }
+  excluded_for = list;
+  return excluded_cache;
 }
 
 namespace torch_rules {
@@ -40,6 +83,7 @@ const Json* tmpl(const PlanState& s) { return s.cat.torch_template(model_type(s)
 const Json* scheme(const PlanState& s) {
   return s.plan["global_scheme"].is_string() ? s.cat.torch_scheme(s.plan["global_scheme"]) : nullptr;
 }
+std::string hw_name(const PlanState& s) { return s.accelerator ? (*s.accelerator)["name"].get<std::string>() : ""; }
 std::vector<std::string> scheme_names(const PlanState& s) {
   std::vector<std::string> v;
   for (const auto& x : s.cat.torch()["schemes"]) v.push_back(x["name"]);
@@ -57,12 +101,38 @@ std::vector<std::string> algorithms_of(const PlanState& s) {
     } else cur += c;
   return v;
 }
+bool has_algorithm(const PlanState& s, std::initializer_list<const char*> names) {
+  auto algos = algorithms_of(s);
+  for (const char* n : names)
+    if (std::count(algos.begin(), algos.end(), n)) return true;
+  return false;
+}
+// Support level of a scheme family on the resolved accelerator ("" when unknown).
 std::string support(const PlanState& s, const std::string& family) {
   if (!s.accelerator) return "";
   const Json& sup = (*s.accelerator)["support"];
   return sup.contains(family) ? sup[family].get<std::string>() : "emulated";
 }
-// Checks that a user pattern matches at least one module; an error otherwise.
+std::string support_of(const PlanState& s, const std::string& scheme_name) {
+  const Json* sc = s.cat.torch_scheme(scheme_name);
+  return sc ? support(s, (*sc)["family"]) : "";
+}
+std::string hw_note(const PlanState& s, const std::string& family) {
+  if (!s.accelerator) return "";
+  const Json& notes = (*s.accelerator)["notes"];
+  if (notes.contains(family)) return notes[family].get<std::string>();
+  if (notes.contains("*")) return notes["*"].get<std::string>();
+  return "";
+}
+bool is_int4_weight_only(const Json* sc) {
+  return sc && ((*sc)["family"] == "int4_wo" || (*sc)["family"] == "uint4_wo");
+}
+std::string describe(const PlanState& s, const std::string& name) {
+  const Json* sc = s.cat.torch_scheme(name);
+  return sc ? (*sc)["description"].get<std::string>() : name;
+}
+
+// Checks that a pattern matches at least one module; an error otherwise.
 bool pattern_matches_something(PlanState& s, const std::string& what, const std::string& pattern) {
   const auto& mods = s.modules();
   if (mods.empty()) return true;  // no names known: nothing to check against
@@ -93,6 +163,45 @@ bool pattern_matches_something(PlanState& s, const std::string& what, const std:
   return false;
 }
 
+// Which modules the plan leaves in full precision.
+const std::vector<char>& excluded_mask(PlanState& s) { return s.excluded(); }
+
+// The planning guide's row for this request (export, CPU, goal, hardware).
+const Json* guide_row(const PlanState& s) {
+  auto row_for = [&](const char* key, const std::string& value) -> const Json* {
+    for (const auto& r : s.cat.torch()["decision_guide"]) {
+      if (!r.contains(key)) continue;
+      if (r[key].is_string() && r[key] == value) return &r;
+      if (r[key].is_array() && std::count(r[key].begin(), r[key].end(), value)) return &r;
+    }
+    return nullptr;
+  };
+  std::string hw = hw_name(s);
+  const Json* row = nullptr;
+  if (s.req.export_format == "gguf") row = row_for("export", "gguf");
+  if (!row && hw == "cpu") row = row_for("hardware", "cpu");
+  if (!row && !s.req.goal.empty()) row = row_for("goal", s.req.goal);
+  if (!row && !hw.empty()) row = row_for("hardware", hw);
+  if (!row) row = row_for("goal", s.goal.empty() ? "balanced" : s.goal);
+  return row;
+}
+
+// The goal's schemes, in order of preference, for the resolved accelerator.
+std::vector<std::string> preferred_schemes(const PlanState& s, const std::string& goal) {
+  const Json& prefs = s.cat.torch()["scheme_preferences"];
+  std::string hw = hw_name(s);
+  for (const auto& h : prefs["hardware"])
+    if (std::count(h["hardware"].begin(), h["hardware"].end(), hw) && h["goals"].contains(goal))
+      return string_list(h["goals"][goal]);
+  return prefs["goals"].contains(goal) ? string_list(prefs["goals"][goal]["schemes"]) : std::vector<std::string>{"fp8"};
+}
+
+std::string first_native(const PlanState& s, const std::vector<std::string>& candidates) {
+  for (const auto& c : candidates)
+    if (support_of(s, c) == "native") return c;
+  return "";
+}
+
 }  // namespace
 
 void analysis_complete(PlanState& s) {
@@ -110,14 +219,26 @@ void refuse_pre_quantized(PlanState& s) {
   std::string m = model(s)["pre_quantized"];
   const Json& tc = s.cat.torch();
   const Json& deq = tc["dequantizable_pre_quantized"];
+  if (std::count(deq.begin(), deq.end(), m)) return;  // planned with a risk (torch.pre_quantized.dequantized)
   std::string hint = tc["pre_quantized_recovery"].contains(m) ? tc["pre_quantized_recovery"][m].get<std::string>()
                                                               : tc["pre_quantized_recovery"]["*"].get<std::string>();
-  if (std::count(deq.begin(), deq.end(), m)) {
-    s.risk("torch.refuse.pre_quantized", "high", "The checkpoint is already quantized (" + m + "); Quark dequantizes it on load, so quality is bounded by the source.", hint);
-    return;
-  }
   s.refused = true;
-  s.refusal = "The checkpoint is already quantized (quantization_config.quant_method = '" + m + "'): no plan is produced. Recovery: " + hint;
+  s.refusal = "The checkpoint is already quantized (quantization_config.quant_method = '" + m +
+              "'), in a form Quark cannot dequantize on load: no plan is produced. Recovery: " + hint;
+}
+
+void pre_quantized_dequantized(PlanState& s) {
+  if (!model(s)["pre_quantized"].is_string()) return;
+  std::string m = model(s)["pre_quantized"];
+  const Json& tc = s.cat.torch();
+  std::string hint = tc["pre_quantized_recovery"].contains(m) ? tc["pre_quantized_recovery"][m].get<std::string>()
+                                                              : tc["pre_quantized_recovery"]["*"].get<std::string>();
+  uint64_t params = model(s).value("total_params", uint64_t{0});
+  s.risk("torch.pre_quantized.dequantized", "high",
+         "The checkpoint is already quantized (" + m + "). Quark dequantizes it to BF16 on load (about " + format_bytes(params * 2) +
+             " in memory, not its " + format_bytes(model(s).value("size_bytes", uint64_t{0})) +
+             " on disk), so loading and calibration need that memory and the result is bounded by the " + m + " source's quality.",
+         hint);
 }
 
 void template_required(PlanState& s) {
@@ -135,7 +256,7 @@ void remote_code(PlanState& s) {
     return;
   }
   if (approved) {
-    s.reason("trust_remote_code", "torch.remote_code", "Approved by the user: the model repository's code will run");
+    s.reason("trust_remote_code", "torch.remote_code", "Your choice: approved, the model repository's code will run");
     s.risk("torch.remote_code", "high", "The plan runs the model repository's own Python code (trust_remote_code).",
            "Review the repository's modeling files before executing the plan.");
   } else {
@@ -151,8 +272,9 @@ void resolve_hardware(PlanState& s) {
     hw = *c;
     source = "your choice";
   }
-  if (hw.empty() && s.req.env_context.is_object()) {
-    const Json& h = s.req.env_context["hardware"];
+  const Json& env = s.req.env_context;
+  if (hw.empty() && env.is_object()) {
+    const Json& h = env["hardware"];
     std::string acc = h.value("accelerator", "unknown");
     if (acc == "cpu") hw = "cpu";
     else if (acc != "unknown") {
@@ -168,9 +290,18 @@ void resolve_hardware(PlanState& s) {
     }
     source = "env_context.json";
   }
+  // How many accelerators: --gpus, else env_context.json's gpu_count.
+  if (s.req.gpus > 0) {
+    s.accelerator_count = s.req.gpus;
+    s.accelerator_count_source = "--gpus";
+  } else if (env.is_object() && env["hardware"].contains("gpu_count") && env["hardware"]["gpu_count"].is_number_integer() &&
+             env["hardware"]["gpu_count"].get<int64_t>() > 0) {
+    s.accelerator_count = env["hardware"]["gpu_count"].get<int64_t>();
+    s.accelerator_count_source = "env_context.json";
+  }
   if (hw.empty()) {
     s.plan["hardware"] = nullptr;
-    s.question("Which accelerator will run the quantization and the model (e.g. mi300x, mi355x, h100, b200, a100, rtx4090, cpu)? It gates the scheme.");
+    s.question("Which accelerator will run the quantization and the model (e.g. mi300x, mi355x, h100, b200, a100, rtx4090, cpu, ryzen-ai)? It gates the scheme.");
     s.reason("hardware", "torch.hardware.resolve", "Not known yet: asked as an open question");
     return;
   }
@@ -182,11 +313,55 @@ void resolve_hardware(PlanState& s) {
     return;
   }
   s.plan["hardware"] = (*s.accelerator)["name"];
-  std::string mem = (*s.accelerator)["memory_gib"].is_number() ? ", " + (*s.accelerator)["memory_gib"].dump() + " GiB" : "";
-  s.reason("hardware", "torch.hardware.resolve", (*s.accelerator)["name"].get<std::string>() + " (" + (*s.accelerator)["arch"].get<std::string>() + mem + ") from " + source);
+  s.plan["accelerator_count"] = s.accelerator_count > 0 ? Json(s.accelerator_count) : Json(nullptr);
+  const Json& mg = (*s.accelerator)["memory_gib"];
+  std::string mem = mg.is_number() ? ", " + format_bytes(static_cast<uint64_t>(mg.get<double>() * static_cast<double>(kGiB))) + " each" : "";
+  std::string count = s.accelerator_count > 0 ? std::to_string(s.accelerator_count) + " x " : "";
+  s.reason("hardware", "torch.hardware.resolve",
+           (source == "your choice" ? "Your choice: " : "From " + source + ": ") + count + (*s.accelerator)["name"].get<std::string>() + " (" +
+               (*s.accelerator)["arch"].get<std::string>() + mem + ")" +
+               (s.accelerator_count > 0 ? "; the count from " + s.accelerator_count_source : ""));
+}
+
+// The published checkpoint of a recipe closest to this model: the one whose
+// name carries the model's size ("8B", "70B"), else the recipe's own id.
+std::string published_name(const PlanState& s, const Json& recipe) {
+  std::string path = s.analysis["model"].value("model_path", std::string());
+  std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  std::transform(base.begin(), base.end(), base.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  static const std::regex size(R"((^|[-_])(\d+(\.\d+)?b)([-_]|$))");
+  std::smatch m;
+  if (std::regex_search(base, m, size))
+    for (const auto& p : recipe.value("published", Json::array())) {
+      std::string name = p.get<std::string>(), low = name;
+      std::transform(low.begin(), low.end(), low.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      if (low.find("-" + m[2].str() + "-") != std::string::npos) return name;
+    }
+  return recipe["id"].get<std::string>();
+}
+
+void amd_recipe(PlanState& s) {
+  s.goal = s.req.goal.empty() ? s.cat.torch()["default_goal"].get<std::string>() : s.req.goal;
+  if (!s.accelerator || s.req.export_format == "gguf" || s.req.export_format == "onnx") return;
+  std::string mt = model_type(s), hw = hw_name(s);
+  for (const auto& r : s.cat.torch()["amd_recipes"]) {
+    if (!std::count(r["model_types"].begin(), r["model_types"].end(), mt)) continue;
+    if (!std::count(r["hardware"].begin(), r["hardware"].end(), hw)) continue;
+    if (!std::count(r["goals"].begin(), r["goals"].end(), s.goal)) continue;
+    if (support_of(s, r["scheme"]) != "native") continue;  // a recipe is followed only where it runs natively
+    if (const Json* c = s.choice("global_scheme"); c && *c != r["scheme"]) continue;  // nor against the user's scheme
+    s.recipe = &r;
+    s.recipe_name = published_name(s, r);
+    s.reason("amd_recipe", "torch.recipe.amd",
+             "AMD's recipe: " + s.recipe_name + " (published for " + mt + " on " + join(string_list(r["hardware"])) + "): " +
+                 r["command"].get<std::string>());
+    return;
+  }
 }
 
 void choose_scheme(PlanState& s) {
+  s.plan["goal"] = s.goal;
+  const Json* guide = guide_row(s);
   if (const Json* c = s.choice("global_scheme")) {
     std::string name = c->is_string() ? c->get<std::string>() : c->dump();
     s.plan["global_scheme"] = name;
@@ -194,58 +369,153 @@ void choose_scheme(PlanState& s) {
       s.error("unknown scheme '" + name + "'" + did_you_mean(name, scheme_names(s)) + "; list them with `quarkplan catalog torch`");
       return;
     }
-    s.reason("global_scheme", "torch.scheme.choose", "Your choice: " + (*s.cat.torch_scheme(name))["description"].get<std::string>());
+    s.reason("global_scheme", "torch.scheme.choose", "Your choice: " + describe(s, name));
     return;
   }
-  const Json* row = nullptr;
-  std::string why;
-  std::string hw = s.accelerator ? (*s.accelerator)["name"].get<std::string>() : "";
-  auto row_for = [&](const char* key, const std::string& value) -> const Json* {
-    for (const auto& r : s.cat.torch()["decision_guide"]) {
-      if (!r.contains(key)) continue;
-      if (r[key].is_string() && r[key] == value) return &r;
-      if (r[key].is_array() && std::count(r[key].begin(), r[key].end(), value)) return &r;
-    }
-    return nullptr;
+  std::string chosen, why;
+  Json alternatives = Json::array();
+  auto add_alt = [&](const std::string& sch, const std::string& source, const std::string& note) {
+    if (sch.empty() || sch == chosen) return;
+    for (const auto& a : alternatives)
+      if (a["scheme"] == sch) return;
+    alternatives.push_back({{"scheme", sch}, {"source", source}, {"note", note}});
   };
-  if (s.req.export_format == "gguf") row = row_for("export", "gguf");
-  if (!row && hw == "cpu") row = row_for("hardware", "cpu");
-  if (!row && !s.req.goal.empty()) row = row_for("goal", s.req.goal);
-  if (!row && !hw.empty()) row = row_for("hardware", hw);
-  if (!row) row = row_for("goal", "balanced");
-  s.plan["global_scheme"] = (*row)["scheme"];
+  // The guide's choice, and why the default differs from it (hardware facts or size).
+  auto guide_alternative = [&]() {
+    if (!guide) return;
+    std::string g = (*guide)["scheme"];
+    if (g == chosen) return;
+    std::string level = support_of(s, g), note;
+    if (!level.empty() && level != "native") {
+      const Json* gsc = s.cat.torch_scheme(g);
+      note = g + " is " + (level == "weight_only" ? "weight-only" : level) + " on " + hw_name(s) + (gsc ? ": " + hw_note(s, (*gsc)["family"]) : "");
+    } else if (const Json *gsc = s.cat.torch_scheme(g), *csc = s.cat.torch_scheme(chosen);
+               gsc && csc && (*gsc)["bits_per_weight"].get<double>() > (*csc)["bits_per_weight"].get<double>()) {
+      note = g + " is larger (" + (*gsc)["bits_per_weight"].dump() + " vs " + (*csc)["bits_per_weight"].dump() + " bits per weight) and more accurate";
+    } else {
+      note = (*guide)["reason"].get<std::string>();
+    }
+    add_alt(g, "Quark's planning guide", note);
+  };
+
+  if (s.req.export_format == "gguf" && guide && guide->contains("export")) {
+    chosen = (*guide)["scheme"];
+    why = "Quark's planning guide: " + (*guide)["reason"].get<std::string>() + " (Quark's GGUF exporter accepts only this scheme)";
+    if ((*guide)["algorithm"].is_string() && !s.choice("algorithm")) s.plan["guide_algorithm"] = (*guide)["algorithm"];
+  } else if (s.recipe) {
+    chosen = (*s.recipe)["scheme"];
+    why = "AMD's recipe (" + s.recipe_name + "): " + describe(s, chosen) + ", native on " + hw_name(s);
+    if ((*s.recipe)["algorithm"].is_string() && !s.choice("algorithm")) s.plan["guide_algorithm"] = (*s.recipe)["algorithm"];
+    guide_alternative();
+  } else if (!s.accelerator) {
+    chosen = guide ? (*guide)["scheme"].get<std::string>() : "fp8";
+    why = "Quark's planning guide: " + (guide ? (*guide)["reason"].get<std::string>() : std::string("FP8")) +
+          " (checked against the hardware once it is known)";
+    if (guide && (*guide)["algorithm"].is_string() && !s.choice("algorithm")) s.plan["guide_algorithm"] = (*guide)["algorithm"];
+  } else {
+    auto prefs = preferred_schemes(s, s.goal);
+    chosen = first_native(s, prefs);
+    const Json& goal_pref = s.cat.torch()["scheme_preferences"]["goals"][s.goal];
+    if (chosen.empty()) {
+      // Nothing the goal prefers is native here: the most useful native scheme of any goal.
+      chosen = first_native(s, {"fp8", "int8", "int4_wo_128", "uint4_wo_128", "mxfp4", "nvfp4"});
+      if (chosen.empty()) chosen = prefs.front();
+      why = "No scheme of the " + s.goal + " goal runs natively on " + hw_name(s) + ": " + describe(s, chosen) + " does";
+    } else {
+      why = describe(s, chosen) + ", the first scheme of the " + s.goal + " goal that " + hw_name(s) + " runs natively";
+    }
+    if (goal_pref.contains("algorithm") && is_int4_weight_only(s.cat.torch_scheme(chosen)) && !s.choice("algorithm"))
+      s.plan["guide_algorithm"] = goal_pref["algorithm"];
+    if (goal_pref.contains("layer_quant_config") && !s.choice("layer_quant_config")) {
+      Json lqc = Json::object();
+      for (auto& [pat, options] : goal_pref["layer_quant_config"].items()) {
+        std::string native = first_native(s, string_list(options));
+        if (!native.empty() && native != chosen) lqc[pat] = native;
+      }
+      if (!lqc.empty()) s.plan["guide_layer_quant_config"] = lqc;
+    }
+    guide_alternative();
+    for (const auto& p : prefs)
+      if (support_of(s, p) == "native") add_alt(p, "the " + s.goal + " goal", "also native on " + hw_name(s));
+  }
+  s.plan["global_scheme"] = chosen;
+  s.plan["alternatives"] = alternatives;
+  // Alternatives with the same source and note are named together.
+  std::string alt_text;
+  for (size_t i = 0; i < alternatives.size() && alt_text.size() <= 400;) {
+    const Json& a = alternatives[i];
+    std::string names = a["scheme"];
+    size_t j = i + 1;
+    for (; j < alternatives.size() && alternatives[j]["source"] == a["source"] && alternatives[j]["note"] == a["note"]; ++j)
+      names += ", " + alternatives[j]["scheme"].get<std::string>();
+    if (!alt_text.empty()) alt_text += "; ";
+    alt_text += names + " (" + a["source"].get<std::string>() + (a["note"].get<std::string>().empty() ? "" : ": " + a["note"].get<std::string>()) + ")";
+    i = j;
+  }
   s.reason("global_scheme", "torch.scheme.choose",
-           (*row)["reason"].get<std::string>() + "; alternatives: " + join(string_list((*row)["alternatives"])));
-  // The guide's per-pattern overrides (mixed precision) unless the user set their own.
-  if (row->contains("layer_quant_config") && !s.choice("layer_quant_config")) s.plan["guide_layer_quant_config"] = (*row)["layer_quant_config"];
-  if ((*row)["algorithm"].is_string() && !s.choice("algorithm")) s.plan["guide_algorithm"] = (*row)["algorithm"];
+           why + (s.req.goal.empty() ? " (no --goal given: " + s.goal + " is the default goal)" : "") +
+               (alt_text.empty() ? "" : "; alternatives: " + alt_text));
 }
+
+namespace {
+// Gate one scheme on the accelerator; `where` names the decision it came from.
+void gate_scheme(PlanState& s, const std::string& name, const std::string& decision, const std::string& where, bool user) {
+  const Json* sc = s.cat.torch_scheme(name);
+  if (!sc || !s.accelerator) return;
+  std::string fam = (*sc)["family"], level = support(s, fam), hw = hw_name(s), note = hw_note(s, fam);
+  std::string native_alt;
+  for (const auto& c : preferred_schemes(s, s.goal.empty() ? "balanced" : s.goal))
+    if (support_of(s, c) == "native" && c != name) {
+      native_alt = c;
+      break;
+    }
+  if (native_alt.empty()) native_alt = first_native(s, {"fp8", "int8", "int4_wo_128", "uint4_wo_128"});
+  if (level == "emulated" || level == "unsupported") {
+    std::string what = level == "emulated" ? "has no kernels on " + hw + ": it only runs through an emulation path (no speed-up, research only)"
+                                           : "cannot run on " + hw;
+    s.conflict("torch.scheme.hardware_gate", decision, where + name + " " + what + "." + (note.empty() ? "" : " " + note + "."),
+               native_alt.empty() ? "a scheme native to " + hw + " (quarkplan catalog torch)" : native_alt + " (native on " + hw + ")");
+  } else if (level == "weight_only" && !(*sc)["weight_only"].get<bool>()) {
+    s.risk("torch.scheme.hardware_gate", user ? "medium" : "high",
+           where + name + " quantizes activations, but " + hw + " has no " + fam + " compute: it runs weight-only (weights dequantized to 16-bit)." +
+               (note.empty() ? "" : " " + note + "."),
+           native_alt.empty() ? "Pick a scheme native to " + hw + "." : "For real speed-ups on " + hw + " use " + native_alt + " (native).");
+  }
+}
+}  // namespace
 
 void scheme_hardware(PlanState& s) {
   const Json* sc = scheme(s);
   if (!sc || !s.accelerator) return;
-  std::string fam = (*sc)["family"], level = support(s, fam), name = (*sc)["name"];
-  std::string hw = (*s.accelerator)["name"];
-  const Json& notes = (*s.accelerator)["notes"];
-  std::string note = notes.contains(fam) ? " " + notes[fam].get<std::string>() + "." : "";
-  s.plan["hardware_support"] = level;
+  std::string fam = (*sc)["family"], level = support(s, fam), name = (*sc)["name"], hw = hw_name(s), note = hw_note(s, fam);
+  // Every layer_quant_config entry runs on the same accelerator: the support
+  // the plan reports is the weakest of all the schemes it uses.
+  static const std::vector<std::string> order = {"native", "weight_only", "emulated", "unsupported"};
+  std::string worst = level;
+  for (const auto& [k, v] : s.req.choices)
+    if ((k == "layer_quant_config" && v.is_object()) || k.rfind("layer_quant_config.", 0) == 0) {
+      std::vector<std::pair<std::string, std::string>> entries;
+      if (v.is_object())
+        for (auto& [p, x] : v.items()) entries.emplace_back(p, x.is_string() ? x.get<std::string>() : "");
+      else entries.emplace_back(k.substr(19), v.is_string() ? v.get<std::string>() : "");
+      for (auto& [p, x] : entries) {
+        gate_scheme(s, x, "layer_quant_config", "layer_quant_config['" + p + "']: ", true);
+        std::string l = support_of(s, x);
+        if (!l.empty() && std::find(order.begin(), order.end(), l) > std::find(order.begin(), order.end(), worst)) worst = l;
+      }
+    }
+  s.plan["hardware_support"] = worst;
+  gate_scheme(s, name, "global_scheme", "", s.choice("global_scheme") != nullptr);
   if (level == "native") {
-    s.reason("hardware_support", "torch.scheme.hardware_gate", name + " runs natively on " + hw + "." + note);
+    s.reason("hardware_support", "torch.scheme.hardware_gate",
+             name + " runs natively on " + hw + (worst != "native" ? " (a layer override runs " + worst + ")" : "") + "." + (note.empty() ? "" : " " + note + "."));
     if (fam == "fp8" && (*s.accelerator)["fp8_format"] == "fnuz")
       s.risk("torch.scheme.hardware_gate", "low", hw + " computes FP8 as FNUZ: OCP e4m3fn checkpoints are converted at load.",
-             "Nothing to do; expect the runtime (vLLM/aiter) to convert scales.");
+             "Nothing to do; the runtime (vLLM/aiter) converts the scales.");
   } else if (level == "weight_only") {
-    bool wo = (*sc)["weight_only"].get<bool>();
-    s.reason("hardware_support", "torch.scheme.hardware_gate", name + " runs weight-only on " + hw + " (weights dequantized, 16-bit compute)." + note);
-    if (!wo)
-      s.risk("torch.scheme.hardware_gate", "medium", name + " quantizes activations, but " + hw + " has no " + fam + " compute: it runs weight-only." + note,
-             "For real speed-ups on " + hw + " pick a natively supported scheme (see `quarkplan catalog torch`).");
-  } else if (level == "emulated") {
-    s.reason("hardware_support", "torch.scheme.hardware_gate", name + " is emulated on " + hw + ": research only." + note);
-    s.risk("torch.scheme.hardware_gate", "high", name + " has no kernels on " + hw + ": it runs through an emulation path (research only, no speed-up)." + note,
-           "Pick a scheme native to " + hw + ", or deploy on hardware that runs " + fam + " natively.");
-  } else if (level == "unsupported") {
-    s.conflict("torch.scheme.hardware_gate", "global_scheme", name + " cannot run on " + hw + "." + note, "int4_wo_128 or int8");
+    s.reason("hardware_support", "torch.scheme.hardware_gate", name + " runs weight-only on " + hw + " (weights dequantized, 16-bit compute)." + (note.empty() ? "" : " " + note + "."));
+  } else {
+    s.reason("hardware_support", "torch.scheme.hardware_gate", name + " is " + level + " on " + hw + "." + (note.empty() ? "" : " " + note + "."));
   }
 }
 
@@ -258,16 +528,59 @@ void scheme_risky(PlanState& s) {
 }
 
 void export_format(PlanState& s) {
+  std::string e = s.req.export_format.empty() ? "hf" : s.req.export_format;
+  if (const Json* c = s.choice("export_format"); c && c->is_string()) e = *c == "hf_format" ? "hf" : c->get<std::string>();
+  const Json& ex = s.cat.torch()["exports"];
+  if (!ex.contains(e) || e == "about") {
+    s.error("export_format must be hf, gguf or onnx (got '" + e + "')");
+    return;
+  }
+  const Json& spec = ex[e];
+  s.plan["export_format"] = spec["flag"];
+  std::string who = s.req.export_format.empty() && !s.choice("export_format") ? "The default: " : "Your choice: ";
+  s.reason("export_format", "torch.export.format", who + spec["flag"].get<std::string>() + (e == "hf" ? " (Hugging Face safetensors)" : ""));
   const Json* sc = scheme(s);
   if (!sc) return;
-  std::string fam = (*sc)["family"];
-  if (s.req.export_format == "gguf" && fam != "uint4_wo")
-    s.conflict("torch.export.format", "global_scheme", "GGUF export needs an unsigned INT4 weight-only scheme; " + (*sc)["name"].get<std::string>() + " is not one.", "uint4_wo_32");
-  if (s.req.export_format == "onnx" && fam != "int4_wo" && fam != "uint4_wo" && fam != "int8" && fam != "fp8")
-    s.risk("torch.export.format", "medium", "ONNX export of " + (*sc)["name"].get<std::string>() + " is not a common path in Quark.",
-           "INT4/UINT4 weight-only, int8 and fp8 export to ONNX best.");
-  s.plan["export_format"] = s.req.export_format.empty() ? "hf_format" : (s.req.export_format == "hf" ? "hf_format" : s.req.export_format);
-  s.reason("export_format", "torch.export.format", s.req.export_format.empty() ? "Hugging Face safetensors (the default)" : "Your choice");
+  std::string name = (*sc)["name"];
+  if (spec["schemes"].is_array()) {
+    const Json& ok = spec["schemes"];
+    auto allowed = [&](const std::string& n) { return std::count(ok.begin(), ok.end(), n) > 0; };
+    if (!allowed(name))
+      s.conflict("torch.export.format", "global_scheme",
+                 "Quark's " + e + " export does not accept " + name + " (" + spec["source"].get<std::string>() + ").",
+                 join(string_list(ok)).substr(0, 200));
+    // Layer overrides must be exportable too; ONNX export cannot mix INT4 and INT8.
+    std::vector<std::string> override_schemes;
+    for (const auto& [k, v] : s.req.choices)
+      if (k.rfind("layer_quant_config.", 0) == 0 && v.is_string()) override_schemes.push_back(v);
+    if (const Json* c = s.choice("layer_quant_config"); c && c->is_object())
+      for (auto& [p, v] : c->items())
+        if (v.is_string()) override_schemes.push_back(v);
+    bool int4 = is_int4_weight_only(sc), int8 = (*sc)["family"] == "int8";
+    for (const auto& o : override_schemes) {
+      if (!allowed(o))
+        s.conflict("torch.export.format", "layer_quant_config", "Quark's " + e + " export does not accept the layer scheme " + o + ".",
+                   "drop the override or export to hf_format");
+      const Json* osc = s.cat.torch_scheme(o);
+      int4 = int4 || is_int4_weight_only(osc);
+      int8 = int8 || (osc && (*osc)["family"] == "int8");
+    }
+    if (spec.value("no_int4_with_int8", false) && int4 && int8)
+      s.conflict("torch.export.format", "layer_quant_config", "Quark's ONNX export does not support INT4 layers mixed with INT8 layers.",
+                 "one scheme for every layer, or export to hf_format");
+  }
+  if (spec.contains("model_types") && !std::count(spec["model_types"].begin(), spec["model_types"].end(), model_type(s)))
+    s.conflict("torch.export.format", "export_format",
+               "Quark's " + e + " export supports only " + join(string_list(spec["model_types"])) + " architectures, not " + model_type(s) + ".",
+               "--export hf (then convert with llama.cpp's own tools)");
+  if (spec.contains("needs_file") && model(s).contains("model_path")) {
+    // A tokenizer.model the exporter reads: only checkable when the files are here.
+    std::string dir = model(s)["model_path"];
+    if (s.analysis["model"].value("weights", Json::object()).value("source", "none") != "none" &&
+        !std::ifstream(dir + "/" + spec["needs_file"].get<std::string>()).good())
+      s.risk("torch.export.format", "high", "Quark's " + e + " exporter reads " + spec["needs_file"].get<std::string>() + ", which the model folder does not have.",
+             "Llama 3-style tokenizers (tokenizer.json only) cannot be exported to GGUF by Quark: export hf_format and convert with llama.cpp.");
+  }
 }
 
 void choose_algorithm(PlanState& s) {
@@ -275,13 +588,16 @@ void choose_algorithm(PlanState& s) {
   if (const Json* c = s.choice("algorithm")) {
     if (c->is_null()) algos = {};
     else if (c->is_array()) algos = string_list(*c);
-    else {
+    else if (c->is_string()) {
       std::string v = c->get<std::string>(), cur;
       for (char ch : v + ",")
         if (ch == ',') {
           if (!cur.empty()) algos.push_back(lower(cur));
           cur.clear();
         } else if (ch != ' ') cur += ch;
+    } else {
+      s.error("algorithm must be a name or a comma-separated list, not " + c->dump());
+      return;
     }
     algos.erase(std::remove(algos.begin(), algos.end(), "none"), algos.end());
     std::vector<std::string> known;
@@ -292,9 +608,23 @@ void choose_algorithm(PlanState& s) {
     s.reason("algorithm", "torch.algorithm.choose", algos.empty() ? "Your choice: none" : "Your choice");
   } else if (s.plan.contains("guide_algorithm")) {
     algos = {s.plan["guide_algorithm"].get<std::string>()};
-    s.reason("algorithm", "torch.algorithm.choose", "Quark's planning guide pairs " + algos[0] + " with INT4 weight-only");
+    std::string who = s.recipe && (*s.recipe)["algorithm"] == algos[0] ? "AMD's recipe (" + s.recipe_name + ")"
+                      : s.req.export_format == "gguf"                  ? "Quark's planning guide (GGUF)"
+                                                                        : "The " + s.goal + " goal";
+    s.reason("algorithm", "torch.algorithm.choose", who + ": " + algos[0] + " for " + s.plan["global_scheme"].get<std::string>());
+  } else if (is_int4_weight_only(scheme(s))) {
+    // INT4 weight-only rounds to nearest without an optimizer: take the one
+    // Quark has a built-in config for (else torch.algorithm.int4_needs_optimizer says so).
+    const Json* t = tmpl(s);
+    std::vector<std::string> builtin = t ? string_list((*t)["builtin_algorithms"]) : std::vector<std::string>{};
+    for (const char* a : {"awq", "gptq"})
+      if (algos.empty() && std::count(builtin.begin(), builtin.end(), a)) algos = {a};
+    s.reason("algorithm", "torch.algorithm.choose",
+             algos.empty() ? "None: Quark has no built-in AWQ/GPTQ config for " + model_type(s)
+                           : algos[0] + ": " + s.plan["global_scheme"].get<std::string>() +
+                                 " would otherwise round every weight to nearest (Quark has a built-in " + algos[0] + " config for " + model_type(s) + ")");
   } else {
-    s.reason("algorithm", "torch.algorithm.choose", "None: the scheme calibrates well on its own");
+    s.reason("algorithm", "torch.algorithm.choose", "None: " + s.plan["global_scheme"].get<std::string>() + " calibrates well on its own");
   }
   s.plan.erase("guide_algorithm");
   std::set<std::string> seen;
@@ -302,6 +632,20 @@ void choose_algorithm(PlanState& s) {
   for (auto& a : algos)
     if (seen.insert(a).second) unique.push_back(a);
   s.plan["algorithm"] = unique.empty() ? Json(nullptr) : Json(join(unique, ","));
+  // A Ryzen AI variant (Phi-4: GPTQ) replaces the recipe's algorithm.
+  if (s.recipe && !s.choice("algorithm") && s.recipe->contains("variants"))
+    for (const auto& v : (*s.recipe)["variants"]) {
+      bool match = true;
+      for (auto& [k, want] : v["when"].items()) {
+        const Json& m = model(s);
+        const Json* got = m.contains(k) ? &m[k] : nullptr;
+        match = match && got && *got == want;
+      }
+      if (match && v.contains("algorithm")) {
+        s.plan["algorithm"] = v["algorithm"];
+        s.reason("algorithm", "torch.algorithm.choose", "AMD's recipe (" + s.recipe_name + "): " + v["note"].get<std::string>());
+      }
+    }
 }
 
 void algorithm_model_support(PlanState& s) {
@@ -316,12 +660,14 @@ void algorithm_model_support(PlanState& s) {
       std::string alt = builtin.empty() ? "no algorithm" : join(string_list(builtin));
       if (user) s.conflict("torch.algorithm.model_support", "algorithm", msg, alt);
       else {
-        // A guide default the model cannot take is dropped, with the reason.
+        // A default the model cannot take is dropped, with the reason.
         auto algos = algorithms_of(s);
         algos.erase(std::remove(algos.begin(), algos.end(), a), algos.end());
         s.plan["algorithm"] = algos.empty() ? Json(nullptr) : Json(join(algos, ","));
-        s.reason("algorithm", "torch.algorithm.model_support", "Quark's planning guide suggests " + a + ", which has no built-in config for " + model_type(s) + ": none" +
-                                                                  (builtin.empty() ? "" : " (available: " + alt + ")"));
+        s.reason("algorithm", "torch.algorithm.model_support",
+                 "The default " + a + " has no built-in Quark config for " + model_type(s) + ": none" +
+                     (builtin.empty() ? "" : " (built in for this model type: " + alt + ")") +
+                     "; supply one with --quant_algo_config_file " + a + " FILE to use it");
       }
     }
   if ((*t)["note"].is_string() && !algorithms_of(s).empty())
@@ -355,6 +701,18 @@ void algorithm_compat_for(PlanState& s, bool smoothers, const char* rule) {
 void awq_needs_int4(PlanState& s) { algorithm_compat_for(s, false, "torch.algorithm.awq_needs_int4"); }
 void smoothquant_needs_activations(PlanState& s) { algorithm_compat_for(s, true, "torch.algorithm.smoothquant_needs_activations"); }
 
+void int4_needs_optimizer(PlanState& s) {
+  const Json* sc = scheme(s);
+  if (!is_int4_weight_only(sc) || has_algorithm(s, {"awq", "gptq", "gptaq", "qronos"})) return;
+  const Json* t = tmpl(s);
+  std::vector<std::string> builtin = t ? string_list((*t)["builtin_algorithms"]) : std::vector<std::string>{};
+  std::string pick = std::count(builtin.begin(), builtin.end(), "awq") ? "awq" : std::count(builtin.begin(), builtin.end(), "gptq") ? "gptq" : "";
+  s.risk("torch.algorithm.int4_needs_optimizer", "medium",
+         (*sc)["name"].get<std::string>() + " without AWQ or GPTQ rounds every weight to nearest: INT4 loses noticeably more accuracy that way.",
+         pick.empty() ? "Quark has no built-in AWQ/GPTQ config for " + model_type(s) + ": add one with --quant_algo_config_file awq FILE, then --algorithm awq."
+                      : "Plan with --algorithm " + pick + " (Quark's --quant_algo " + pick + "; it has a built-in " + pick + " config for " + model_type(s) + ").");
+}
+
 void algorithm_count(PlanState& s) {
   auto algos = algorithms_of(s);
   if (algos.size() > 2)
@@ -365,8 +723,16 @@ void algorithm_count(PlanState& s) {
 void kv_cache(PlanState& s) {
   s.plan["kv_cache_scheme"] = nullptr;
   const Json* c = s.choice("kv_cache_scheme");
+  if (!c && s.recipe && (*s.recipe)["kv_cache"].is_string()) {
+    s.plan["kv_cache_scheme"] = (*s.recipe)["kv_cache"];
+    s.reason("kv_cache_scheme", "torch.kv_cache.fp8_only",
+             "AMD's recipe (" + s.recipe_name + "): FP8 KV cache (--kv_cache_dtype fp8; serve with --kv-cache-dtype fp8)");
+    return;
+  }
   if (!c || c->is_null() || (c->is_string() && (*c == "none" || *c == "null"))) {
-    s.reason("kv_cache_scheme", "torch.kv_cache.fp8_only", "null: not requested (KV-cache quantization typically costs accuracy)");
+    s.reason("kv_cache_scheme", "torch.kv_cache.fp8_only",
+             std::string(c ? "Your choice: " : "") + "null: not requested (KV-cache quantization typically costs accuracy" +
+                 (s.recipe ? "; " + s.recipe_name + " leaves it in 16-bit too" : "") + ")");
     return;
   }
   const Json& allowed = s.cat.torch()["kv_cache"]["schemes"];
@@ -377,117 +743,91 @@ void kv_cache(PlanState& s) {
   s.plan["kv_cache_scheme"] = *c;
   s.reason("kv_cache_scheme", "torch.kv_cache.fp8_only", "Your choice: FP8 KV cache (--kv_cache_dtype fp8, min_kv_scale 0.0)");
   if (s.accelerator && support(s, "fp8") != "native")
-    s.risk("torch.kv_cache.fp8_only", "medium", "FP8 KV cache on " + (*s.accelerator)["name"].get<std::string>() + ", which has no FP8 compute.",
-           "Keep the KV cache in 16-bit on this accelerator.");
+    s.risk("torch.kv_cache.fp8_only", "medium", "FP8 KV cache on " + hw_name(s) + ", which has no FP8 compute: the cache is stored in FP8 and upcast for attention.",
+           "Keep the KV cache in 16-bit on this accelerator unless memory is the limit.");
   const Json* sc = scheme(s);
   if (sc && (*sc)["family"] != "fp8")
     s.risk("torch.kv_cache.fp8_only", "low", "FP8 KV cache with a non-FP8 scheme (" + (*sc)["name"].get<std::string>() + "): check the runtime supports the mix.",
-           "vLLM supports fp8 KV with any weight scheme; other runtimes may not.");
+           "vLLM supports an FP8 KV cache with any weight scheme; other runtimes may not.");
 }
 
 void exclude_layers(PlanState& s) {
   Json defaults = s.analysis["quantization_targets"]["exclude_defaults"];
   const Json* c = s.choice("exclude_layers");
-  if (!c) {
+  Json list;
+  std::string who;
+  if (c) {
+    list = c->is_string() ? (*c == "none" ? Json::array() : Json::array({*c})) : *c;
+    who = "Your list";
+  } else if (s.recipe && (*s.recipe)["exclude_layers"].is_array()) {
+    list = (*s.recipe)["exclude_layers"];
+    who = "AMD's recipe (" + s.recipe_name + ")";
+  } else {
     s.plan["exclude_layers"] = defaults;
     s.reason("exclude_layers", "torch.exclude.template_defaults",
              "The " + model_type(s) + " template's defaults (" + join(string_list(defaults)) + "): --exclude_layers is omitted so they apply");
-    return;
   }
-  Json list = c->is_string() ? (*c == "none" ? Json::array() : Json::array({*c})) : *c;
-  if (!list.is_array()) {
-    s.error("exclude_layers must be a list of patterns");
-    return;
-  }
-  for (const auto& p : list)
-    if (p.is_string()) pattern_matches_something(s, "exclude", p);
-  s.plan["exclude_layers"] = list;
-  std::vector<std::string> dropped;
-  for (const auto& d : defaults)
-    if (!std::count(list.begin(), list.end(), d)) dropped.push_back(d);
-  s.reason("exclude_layers", "torch.exclude.template_defaults",
-           "Your list REPLACES the template defaults (--exclude_layers is not additive)" +
-               (dropped.empty() ? std::string() : "; no longer excluded: " + join(dropped)));
-  if (list.empty())
-    s.risk("torch.exclude.template_defaults", "high", "Nothing is excluded: lm_head, routers and every template default get quantized.",
-           "Omit --exclude to keep the template defaults (" + join(string_list(defaults)) + ").");
-  else if (!dropped.empty())
-    s.risk("torch.exclude.template_defaults", "medium", "Your exclusions replace the template defaults; these are now quantized: " + join(dropped) + ".",
-           "Add them to your --exclude list to keep them in full precision.");
-}
-
-void lm_head_excluded(PlanState& s) {
-  const Json* t = tmpl(s);
-  std::string lm = t ? (*t)["lm_head"].get<std::string>() : "lm_head";
-  bool has_lm = false;
-  for (const auto& m : s.modules()) has_lm = has_lm || m == lm || (m.size() >= 7 && m.compare(m.size() - 7, 7, "lm_head") == 0);
-  if (!has_lm) return;  // tied embeddings: no separate lm_head Linear
-  for (const auto& p : s.plan["exclude_layers"])
-    if (quark_pattern_matches(p, lm)) return;
-  for (auto& [pat, sch] : s.plan["layer_quant_config"].items())
-    if (quark_pattern_matches(pat, lm)) return;  // deliberately given its own scheme
-  s.risk("torch.exclude.lm_head", "high", lm + " is quantized: a quantized LM head often collapses accuracy.",
-         "Add '" + lm + "' to the exclusions (the template default).");
-}
-
-void moe_routers(PlanState& s) {
-  if (!model(s).value("is_moe", false)) return;
-  std::vector<std::string> routers;
-  for (const auto& m : s.modules()) {
-    auto last = m.substr(m.rfind('.') + 1);
-    if (last == "gate" || last == "router" || m.find("shared_expert_gate") != std::string::npos) routers.push_back(m);
-  }
-  size_t quantized = 0;
-  std::string example;
-  std::vector<QuarkPattern> excl;
-  for (const auto& p : s.plan["exclude_layers"]) excl.emplace_back(p.get<std::string>());
-  for (const auto& r : routers) {
-    bool excluded = false;
-    for (const auto& p : excl) excluded = excluded || p.matches(r);
-    if (!excluded) {
-      ++quantized;
-      if (example.empty()) example = r;
+  if (!list.is_null()) {
+    if (!list.is_array()) {
+      s.error("exclude_layers must be a list of patterns");
+      return;
     }
+    // AMD's recipes exclude the MTP layers by index (model.layers.61.* for DeepSeek).
+    if (!c && s.recipe && s.recipe->value("exclude_mtp_layers", false)) {
+      const Json& arch = model(s).value("architecture", Json::object());
+      int64_t mtp = arch.value("mtp_layers", int64_t{0}), layers = model(s).value("num_hidden_layers", Json(0)).is_number() ? model(s)["num_hidden_layers"].get<int64_t>() : 0;
+      std::string root = tmpl(s) ? (*tmpl(s))["decoder_root"].get<std::string>() : "model.layers";
+      for (int64_t i = 0; i < mtp; ++i) list.push_back(root + "." + std::to_string(layers + i) + ".*");
+    }
+    Json kept = Json::array();
+    for (const auto& p : list) {
+      if (!p.is_string()) {
+        s.error("exclude_layers must list patterns (strings), not " + p.dump());
+        continue;
+      }
+      if (c) {
+        if (pattern_matches_something(s, "exclude", p)) kept.push_back(p);
+      } else {
+        kept.push_back(p);  // a recipe pattern for parts this checkpoint may not have is harmless
+      }
+    }
+    s.plan["exclude_layers"] = kept;
+    std::vector<std::string> dropped;
+    for (const auto& d : defaults)
+      if (!std::count(kept.begin(), kept.end(), d)) dropped.push_back(d);
+    s.reason("exclude_layers", "torch.exclude.template_defaults",
+             who + " REPLACES the template defaults (--exclude_layers is not additive)" +
+                 (dropped.empty() ? std::string() : "; no longer excluded: " + join(dropped)));
+    if (kept.empty() && c)
+      s.risk("torch.exclude.template_defaults", "high", "Nothing is excluded: lm_head, routers and every template default get quantized.",
+             "Omit --exclude to keep the template defaults (" + join(string_list(defaults)) + ").");
+    else if (!dropped.empty() && c)
+      s.risk("torch.exclude.template_defaults", "medium", "Your exclusions replace the template defaults; these are now quantized: " + join(dropped) + ".",
+             "Add them to your --exclude list to keep them in full precision.");
   }
-  if (quantized)
-    s.risk("torch.moe.routers", "high", std::to_string(quantized) + " MoE router/gate layers are quantized (e.g. " + example + "): quantized routers pick the wrong experts.",
-           "Exclude the routers (the template's defaults do: '*mlp.gate' / '*router*').");
-}
-
-void weight_outliers(PlanState& s) {
-  if (!s.analysis.contains("weight_stats")) return;
-  const Json& outliers = s.analysis["weight_stats"]["outlier_modules"];
-  std::vector<std::string> quantized;
-  std::vector<QuarkPattern> excl;
-  for (const auto& p : s.plan["exclude_layers"]) excl.emplace_back(p.get<std::string>());
-  for (const auto& m : outliers) {
-    bool excluded = false;
-    for (const auto& p : excl) excluded = excluded || p.matches(m.get<std::string>());
-    if (!excluded) quantized.push_back(m);
-  }
-  if (quantized.empty()) return;
-  const Json* sc = scheme(s);
-  bool static_acts = sc && (*sc)["needs_calibration_data"].get<bool>();
-  std::vector<std::string> shown(quantized.begin(), quantized.begin() + std::min<size_t>(quantized.size(), 5));
-  s.risk("torch.weight_stats.outliers", "medium",
-         std::to_string(quantized.size()) + " quantized modules have extreme weight outliers (max > 50 sigma): " + join(shown) +
-             (quantized.size() > shown.size() ? ", ..." : "") + ".",
-         "Keep them in higher precision: --exclude " + join(shown, " --exclude ") + " (with the template defaults), or --layer-scheme PATTERN=fp8" +
-             (static_acts ? "; smoothquant moves activation outliers into the weights" : "") + ".");
 }
 
 void layer_quant_config(PlanState& s) {
   Json cfg = Json::object();
+  std::string who;
+  bool user = false;
   if (const Json* c = s.choice("layer_quant_config")) {
     if (!c->is_object()) s.error("layer_quant_config must be an object {pattern: scheme}");
     else cfg = *c;
+    user = true;
   } else if (s.plan.contains("guide_layer_quant_config")) {
     cfg = s.plan["guide_layer_quant_config"];
+    who = "The " + s.goal + " goal's mixed precision";
   }
   s.plan.erase("guide_layer_quant_config");
   for (const auto& [k, v] : s.req.choices)
-    if (k.rfind("layer_quant_config.", 0) == 0) cfg[k.substr(19)] = v;
+    if (k.rfind("layer_quant_config.", 0) == 0) {
+      cfg[k.substr(19)] = v;
+      user = true;
+    }
+  if (user) who = "Your overrides";
   Json checked = Json::object();
+  std::string global = s.plan["global_scheme"].is_string() ? s.plan["global_scheme"].get<std::string>() : "";
   for (auto& [pattern, sch] : cfg.items()) {
     if (!sch.is_string() || !s.cat.torch_scheme(sch)) {
       std::string n = sch.is_string() ? sch.get<std::string>() : sch.dump();
@@ -495,6 +835,11 @@ void layer_quant_config(PlanState& s) {
       continue;
     }
     if (!pattern_matches_something(s, "layer_quant_config", pattern)) continue;
+    if (sch == global) {
+      s.risk("torch.layer_quant_config.patterns", "low", "layer_quant_config['" + pattern + "'] names the global scheme " + global + ": it changes nothing and is dropped.",
+             "Remove it, or give the pattern another scheme.");
+      continue;
+    }
     for (const auto& e : s.plan["exclude_layers"])
       if (e == pattern)
         s.risk("torch.layer_quant_config.patterns", "medium", "Pattern '" + pattern + "' is both excluded and given scheme " + sch.get<std::string>() + ": exclusion wins.",
@@ -511,15 +856,137 @@ void layer_quant_config(PlanState& s) {
       for (const auto& m : s.modules()) n += qp.matches(m) ? 1 : 0;
     }
     s.reason("layer_quant_config", "torch.layer_quant_config.patterns",
-             std::string(s.choice("layer_quant_config") ? "Your overrides" : "Mixed precision from Quark's planning guide") +
-                 "; each pattern checked against the model's module names (" + std::to_string(n) + " modules matched); one --layer_quant_scheme each");
+             who + "; each pattern checked against the model's module names (" + std::to_string(n) + " modules matched); one --layer_quant_scheme each");
   }
+}
+
+void lm_head_excluded(PlanState& s) {
+  const Json* t = tmpl(s);
+  std::string lm = t ? (*t)["lm_head"].get<std::string>() : "lm_head";
+  const auto& mods = s.modules();
+  std::vector<size_t> heads;
+  for (size_t i = 0; i < mods.size(); ++i) {
+    const std::string& m = mods[i];
+    bool is_head = s.module_roles[i] == "lm_head" ||
+                   (s.module_roles[i].empty() && (m == lm || (m.size() >= 7 && m.compare(m.size() - 7, 7, "lm_head") == 0)));
+    if (is_head) heads.push_back(i);
+  }
+  if (heads.empty()) return;  // tied embeddings: no separate lm_head Linear
+  auto excluded = excluded_mask(s);
+  for (size_t i : heads) {
+    if (excluded[i]) continue;
+    bool own = false;
+    for (auto& [pat, sch] : s.plan["layer_quant_config"].items()) own = own || quark_pattern_matches(pat, mods[i]);
+    if (own) continue;  // deliberately given its own scheme
+    if (s.recipe && (*s.recipe)["exclude_layers"].is_array() && (*s.recipe)["exclude_layers"].empty() && !s.choice("exclude_layers")) {
+      s.risk("torch.exclude.lm_head", "low", mods[i] + " is quantized, as " + s.recipe_name + " does.",
+             "Exclude it (--exclude lm_head) if the quantized model's accuracy falls short.");
+      return;
+    }
+    s.risk("torch.exclude.lm_head", "high", mods[i] + " is quantized: a quantized LM head often collapses accuracy.",
+           "Add '" + lm + "' to the exclusions (the template default).");
+    return;
+  }
+}
+
+void moe_routers(PlanState& s) {
+  if (!model(s).value("is_moe", false)) return;
+  const auto& mods = s.modules();
+  std::vector<char> excluded = excluded_mask(s);
+  // Some transformers versions wrap a router's weight in a child Linear
+  // ("mlp.gate.linear"), which is what Quark's templates ("*mlp.gate.linear")
+  // and AMD's recipes ("*mlp.gate.*") exclude: either form covers the router.
+  std::vector<QuarkPattern> excl;
+  for (const auto& p : s.plan["exclude_layers"])
+    if (p.is_string()) excl.emplace_back(p.get<std::string>());
+  auto covered = [&](const std::string& m) {
+    std::string child = m + ".linear";
+    for (const auto& p : excl)
+      if (p.matches(m) || p.matches(child)) return true;
+    return false;
+  };
+  size_t quantized = 0;
+  std::string example;
+  for (size_t i = 0; i < mods.size(); ++i) {
+    bool router = s.module_roles[i] == "router";
+    if (s.module_roles[i].empty()) {  // names the structure did not describe: the usual router names
+      auto last = mods[i].substr(mods[i].rfind('.') + 1);
+      router = last == "gate" || last == "router" || mods[i].find("shared_expert_gate") != std::string::npos;
+    }
+    if (router && !excluded[i] && covered(mods[i])) excluded[i] = 1;
+    if (router && !excluded[i]) {
+      ++quantized;
+      if (example.empty()) example = mods[i];
+    }
+  }
+  if (quantized)
+    s.risk("torch.moe.routers", "high", std::to_string(quantized) + " MoE router/gate layers are quantized (e.g. " + example + "): quantized routers pick the wrong experts.",
+           "Exclude the routers (the template's defaults do).");
+}
+
+void nothing_quantized(PlanState& s) {
+  const auto& mods = s.modules();
+  if (mods.empty()) return;
+  auto excluded = excluded_mask(s);
+  size_t kept = 0;
+  for (char e : excluded) kept += e ? 0 : 1;
+  if (kept == 0)
+    s.error("the exclusions cover all " + std::to_string(mods.size()) +
+            " Linear modules: the plan would quantize nothing (narrow --exclude, or omit it to use the template defaults)");
+}
+
+void weight_outliers(PlanState& s) {
+  if (!s.analysis.contains("weight_stats") || !s.analysis["weight_stats"].contains("outlier_modules")) return;
+  const Json& outliers = s.analysis["weight_stats"]["outlier_modules"];
+  std::vector<std::string> quantized;
+  std::vector<QuarkPattern> excl;
+  for (const auto& p : s.plan["exclude_layers"]) excl.emplace_back(p.get<std::string>());
+  for (const auto& m : outliers) {
+    if (!m.is_string()) continue;
+    bool excluded = false;
+    for (const auto& p : excl) excluded = excluded || p.matches(m.get<std::string>());
+    if (!excluded) quantized.push_back(m);
+  }
+  if (quantized.empty()) return;
+  const Json* sc = scheme(s);
+  std::string global = sc ? (*sc)["name"].get<std::string>() : "";
+  std::vector<std::string> shown(quantized.begin(), quantized.begin() + std::min<size_t>(quantized.size(), 5));
+  // A finer-grained alternative that differs from the global scheme.
+  std::string finer;
+  for (const char* c : {"ptpc_fp8", "int4_wo_64", "int8"})
+    if (global != c && (!s.accelerator || support_of(s, c) == "native")) {
+      finer = c;
+      break;
+    }
+  std::string hint = "Keep them in higher precision: add --exclude " + join(shown, " --exclude ") + " (with the template defaults)";
+  if (!finer.empty()) hint += ", or give them a finer-grained scheme with --layer-scheme PATTERN=" + finer;
+  if (is_int4_weight_only(sc) && !has_algorithm(s, {"gptq"})) hint += ", or use GPTQ, which compensates the rounding error layer by layer";
+  hint += ".";
+  if (has_algorithm(s, {"smoothquant", "autosmoothquant"}))
+    hint += " Avoid SmoothQuant for these layers: it migrates activation outliers into the weights, making them worse.";
+  s.risk("torch.weight_stats.outliers", "medium",
+         std::to_string(quantized.size()) + " quantized modules have extreme weight outliers (max > 50 standard deviations): " + join(shown) +
+             (quantized.size() > shown.size() ? ", ..." : "") + ".",
+         hint);
 }
 
 void calibration(PlanState& s) {
   const Json& d = s.cat.torch()["calibration_defaults"];
   Json& cal = s.plan["calibration"];
   cal = {{"dataset", d["dataset"]}, {"num_calib_data", d["num_calib_data"]}, {"seq_len", d["seq_len"]}};
+  const Json* r = s.recipe;
+  std::string rid = r ? (*r)["id"].get<std::string>() : "";
+  if (r) {
+    if (r->contains("dataset")) cal["dataset"] = (*r)["dataset"];
+    if (r->contains("num_calib_data")) cal["num_calib_data"] = (*r)["num_calib_data"];
+    if (r->contains("seq_len")) cal["seq_len"] = (*r)["seq_len"];
+    if (r->value("data_type_from_model", false)) {
+      std::string dt = model(s).value("dtype", Json("bfloat16")).is_string() ? model(s)["dtype"].get<std::string>() : "bfloat16";
+      s.plan["data_type"] = dt == "float32" ? "float16" : dt;
+      s.reason("data_type", "torch.calibration.defaults",
+               "AMD's recipe (" + rid + "): --data_type matches the model's dtype (" + dt + (dt == "float32" ? ", float16 for the hybrid flow" : "") + ")");
+    }
+  }
   std::vector<std::string> datasets;
   for (const auto& x : s.cat.torch()["calibration_datasets"]) datasets.push_back(x["name"]);
   if (const Json* c = s.choice("calibration.dataset")) {
@@ -533,16 +1000,17 @@ void calibration(PlanState& s) {
       cal["dataset"] = n;
       s.reason("calibration.dataset", "torch.calibration.defaults", "Your choice: " + (*ds)["note"].get<std::string>());
     }
+  } else if (r && r->contains("dataset")) {
+    s.reason("calibration.dataset", "torch.calibration.defaults", "AMD's recipe (" + rid + "): " + (*r)["dataset"].get<std::string>());
   } else {
-    auto algos = algorithms_of(s);
     s.reason("calibration.dataset", "torch.calibration.defaults",
-             std::string("pileval: fast default") + (std::count(algos.begin(), algos.end(), "awq") ? " (pileval_for_awq_benchmark is AWQ's benchmark set)" : ""));
+             std::string("Quark's planning guide: pileval, the fast default") + (has_algorithm(s, {"awq"}) ? " (pileval_for_awq_benchmark is AWQ's benchmark set)" : ""));
   }
   for (const char* key : {"num_calib_data", "seq_len", "batch_size"}) {
     std::string k = std::string("calibration.") + key;
     if (const Json* c = s.choice(k)) {
-      if (!c->is_number_integer() || c->get<int64_t>() < 1) {
-        s.error(k + " must be a positive integer");
+      if (!c->is_number_integer() || c->get<int64_t>() < 1 || c->get<int64_t>() > 1000000) {
+        s.error(k + " must be an integer from 1 to 1000000 (got " + c->dump() + ")");
         continue;
       }
       cal[key] = *c;
@@ -550,8 +1018,12 @@ void calibration(PlanState& s) {
     }
   }
   if (!s.choice("calibration.num_calib_data"))
-    s.reason("calibration.num_calib_data", "torch.calibration.defaults", "128, the default of Quark's planning guide (quantize_quark.py's own default is 512)");
-  if (!s.choice("calibration.seq_len")) s.reason("calibration.seq_len", "torch.calibration.defaults", "512: standard default");
+    s.reason("calibration.num_calib_data", "torch.calibration.defaults",
+             r && r->contains("num_calib_data") ? "AMD's recipe (" + rid + "): " + (*r)["num_calib_data"].dump() + " samples"
+                                                : "Quark's planning guide: 128 samples (quantize_quark.py's own default is 512)");
+  if (!s.choice("calibration.seq_len"))
+    s.reason("calibration.seq_len", "torch.calibration.defaults",
+             r && r->contains("seq_len") ? "AMD's recipe (" + rid + "): " + (*r)["seq_len"].dump() : "Quark's planning guide: 512");
   const Json* sc = scheme(s);
   if (sc && (*sc)["weight_only"].get<bool>() && algorithms_of(s).empty())
     s.reason("calibration.note", "torch.calibration.defaults", "Weight-only without algorithms: calibration data is loaded but barely used");
@@ -581,46 +1053,80 @@ void evaluation_intent(PlanState& s) {
     s.reason("evaluation_intent", "torch.evaluation_intent", "Your choice");
     return;
   }
-  s.reason("evaluation_intent", "torch.evaluation_intent", "smoke: quick perplexity check after quantization");
+  s.reason("evaluation_intent", "torch.evaluation_intent", "Quark's planning guide: smoke, a quick perplexity check after quantization");
 }
 
+void fit_accelerators(PlanState& s) { add_estimates(s); }
+
 void device_strategy(PlanState& s) {
-  double gb = model(s)["estimated_size_gb"].get<double>();
-  std::string strategy = "single accelerator";
-  if (s.accelerator && (*s.accelerator)["memory_gib"].is_number()) {
-    double mem = (*s.accelerator)["memory_gib"].get<double>() * 1.073741824;
-    if (gb * 1.2 > mem) {
-      const Json* sc = scheme(s);
-      bool f2f_ok = sc && !(*sc)["needs_calibration_data"].get<bool>() && algorithms_of(s).empty();
-      strategy = f2f_ok ? "file-to-file (--file2file_quantization) or multi-GPU (--multi_gpu)" : "multi-GPU (--multi_gpu)";
-      s.risk("torch.device.strategy", "high",
-             "The model (" + std::to_string(static_cast<int>(gb)) + " GB) does not fit one " + (*s.accelerator)["name"].get<std::string>() + ".",
-             f2f_ok ? "Use --file2file_quantization (weight-only/dynamic schemes, no calibration) or --multi_gpu across several accelerators."
-                    : "Use --multi_gpu across several accelerators (or --multi_device offload, which supports no algorithms).");
-    }
-  } else if (s.accelerator && (*s.accelerator)["name"] == "cpu") {
-    strategy = "CPU";
-  }
-  // The user's choice (device_strategy=... at the prompt or with --set) wins
-  // when the plan can run that way.
-  if (const Json* c = s.choice("device_strategy"); c && c->is_string() && *c != strategy) {
-    std::string want = *c;
-    const Json* sc = scheme(s);
-    bool calibrates = (sc && (*sc)["needs_calibration_data"].get<bool>()) || !algorithms_of(s).empty();
-    if (strategy == "CPU") {
-      s.error("device_strategy " + want + " needs accelerators, but the hardware is cpu: change hardware first");
-      return;
-    }
-    if (want.rfind("file-to-file", 0) == 0 && calibrates)
-      s.conflict("torch.device.strategy", "device_strategy",
-                 "File-to-file quantization (--file2file_quantization) runs weight-only and dynamic schemes without calibration, and this plan calibrates.",
-                 "multi-GPU (--multi_gpu)");
-    s.plan["device_strategy"] = want;
-    s.reason("device_strategy", "torch.device.strategy", "Your choice (the rules gave: " + strategy + ")");
+  const Json& fit = s.plan["estimates"].value("fit", Json(nullptr));
+  const Json* sc = scheme(s);
+  bool static_acts = sc && (*sc)["needs_calibration_data"].get<bool>();
+  bool f2f_eligible = sc && !static_acts && algorithms_of(s).empty() && !s.plan["kv_cache_scheme"].is_string() &&
+                      s.plan.value("export_format", "hf_format") == "hf_format";
+  std::string hw = hw_name(s);
+  std::string strategy, why;
+  int64_t gpus_needed = 1;
+  const Json* c = s.choice("device_strategy");
+  if (c && !c->is_string()) {
+    s.error("device_strategy must be one of single, multi_gpu, multi_device, file2file, cpu");
     return;
   }
+  std::string want = c ? c->get<std::string>() : "";
+  if (!want.empty() && want != "single" && want != "multi_gpu" && want != "multi_device" && want != "file2file" && want != "cpu") {
+    s.error("device_strategy must be one of single, multi_gpu, multi_device, file2file, cpu (got '" + want + "')");
+    return;
+  }
+  if (fit.is_object()) gpus_needed = fit.value("calibration_accelerators", int64_t{1});
+  if (!want.empty()) {
+    strategy = want;
+    why = "Your choice";
+    if (want == "file2file" && !f2f_eligible)
+      s.conflict("torch.device.strategy", "device_strategy",
+                 "--file2file_quantization quantizes shard by shard without calibration: it cannot apply " +
+                     std::string(static_acts ? "static activation scales" : !algorithms_of(s).empty() ? "algorithms" : s.plan["kv_cache_scheme"].is_string() ? "a KV-cache scheme" : "an export other than hf_format") +
+                     ", and it writes only hf_format.",
+                 "multi_gpu");
+  } else if (hw == "cpu") {
+    strategy = "cpu";
+    why = "The CPU runs quantization (--device cpu; the script's default device is cuda)";
+  } else if (hw == "ryzen-ai") {
+    strategy = "single";
+    why = "Quantization runs on a Linux machine with an AMD Instinct or NVIDIA GPU (Ryzen AI's 'Preparing OGA Models' step 1); the Ryzen AI PC runs the exported model";
+  } else if (s.recipe && s.recipe->value("file2file", false) && f2f_eligible) {
+    strategy = "file2file";
+    why = "AMD's recipe (" + s.recipe_name + "): file-to-file, shard by shard (about one shard in memory)";
+  } else if (gpus_needed <= 1) {
+    strategy = "single";
+    why = fit.is_object() ? "Calibration fits one " + hw : "Single accelerator until the hardware is known";
+  } else if (f2f_eligible && s.accelerator_count > 0 && s.accelerator_count < gpus_needed) {
+    strategy = "file2file";
+    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + std::to_string(s.accelerator_count) +
+          " are available: file-to-file quantization streams the shards instead (no calibration needed for " + (*sc)["name"].get<std::string>() + ")";
+  } else {
+    strategy = "multi_gpu";
+    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " (--multi_gpu spreads the model)";
+  }
+  if (strategy == "multi_gpu" && s.accelerator_count > 0 && s.accelerator_count < gpus_needed)
+    s.risk("torch.device.strategy", "high",
+           "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but only " + std::to_string(s.accelerator_count) + " are available (" +
+               s.accelerator_count_source + ").",
+           f2f_eligible ? "Use file-to-file quantization (device_strategy=file2file), or run on a machine with more accelerators."
+                        : "Run on a machine with " + std::to_string(gpus_needed) + " accelerators, or use --multi_device (CPU offload: slow, no algorithms).");
+  if (strategy == "multi_device" && !algorithms_of(s).empty())
+    s.risk("torch.device.strategy", "medium", "--multi_device offloads to CPU and does not support algorithms (" + s.plan["algorithm"].get<std::string>() + ").",
+           "Use --multi_gpu with enough accelerators.");
   s.plan["device_strategy"] = strategy;
-  s.reason("device_strategy", "torch.device.strategy", strategy == "single accelerator" && !s.accelerator ? "Single accelerator until the hardware is known" : strategy);
+  s.plan["accelerators_needed"] = fit.is_object() ? Json(gpus_needed) : Json(nullptr);
+  s.reason("device_strategy", "torch.device.strategy", why);
+  // Ryzen AI: what happens after Quark.
+  if (hw == "ryzen-ai") {
+    Json steps = Json::array();
+    if (s.recipe && s.recipe->contains("after_quark")) steps = (*s.recipe)["after_quark"];
+    s.plan["post_quark_steps"] = steps;
+    s.reason("post_quark_steps", "torch.device.strategy",
+             "AMD's Ryzen AI flow: export hf_format, build the ONNX Runtime GenAI model, then model_generate on the Ryzen AI PC");
+  }
 }
 
 }  // namespace torch_rules

@@ -492,6 +492,9 @@ std::string fit_chart(const Json& plan) {
     // Accelerators needed: the plan's own count when it has one, else the
     // smallest count whose memory holds what the plan needs.
     uint64_t n = count(get(f, "accelerators_needed")).value_or(count(get(f, "count")).value_or(0));
+    auto calib_n = count(get(f, "calibration_accelerators"));
+    auto deploy_n = count(get(f, "deployment_accelerators"));
+    if (!n) n = std::max<uint64_t>(calib_n.value_or(0), deploy_n.value_or(0));
     if (!n) n = std::max<uint64_t>(1, (needed + mem - 1) / mem);
     bool fits_one = f->contains("fits") && (*f)["fits"].is_boolean() ? (*f)["fits"].get<bool>() : needed <= mem;
     svg::BarChart c;
@@ -518,8 +521,12 @@ std::string fit_chart(const Json& plan) {
       c.markers.push_back({static_cast<double>(mem * k), (k == 1 ? "1 x " + acc + ": " : std::to_string(k) + " x: ") + format_bytes(mem * k)});
     c.legend = {{"main", "quantized weights"}, {"alt", "KV cache"}};
     if (calib) c.legend.push_back({"cross", "calibration load"});
+    std::string counts;
+    if (calib_n && deploy_n && *calib_n != *deploy_n)
+      counts = ": calibration needs " + std::to_string(*calib_n) + " of them, deployment " + std::to_string(*deploy_n) + ".";
     std::string verdict = fits_one ? "It fits one " + acc + " (" + format_bytes(mem) + ")."
-                                   : "It does not fit one " + acc + " (" + format_bytes(mem) + "): it needs at least " + std::to_string(n) + " of them.";
+                                   : "It does not fit one " + acc + " (" + format_bytes(mem) + ")" +
+                                         (counts.empty() ? ": it needs at least " + std::to_string(n) + " of them." : counts);
     c.desc = "Deployment needs " + format_bytes(deploy) + " (weights " + format_bytes(wpart) + ", " + kv_label + " " + format_bytes(deploy - wpart) + ")" +
              (calib ? "; calibration loads " + format_bytes(*calib) : std::string()) + ". " + verdict;
     out += "<p class=\"verdict " + std::string(fits_one ? "fits" : "nofit") + "\"><strong>" + (fits_one ? "Fits" : "Does not fit") + "</strong>: " + e(verdict + calib_note) +

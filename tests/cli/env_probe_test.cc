@@ -122,5 +122,6 @@ TEST(EnvProbe, EnvContextDrivesTheTorchPlan) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json out = Json::parse(r.out);
   EXPECT_EQ(out["plan"]["hardware"], "mi300x");
-  EXPECT_EQ(out["plan"]["global_scheme"], "amdfp4");  // the seed's decision guide row for MI300X
+  EXPECT_EQ(out["plan"]["global_scheme"], "fp8");  // native on gfx942
+  EXPECT_EQ(out["plan"]["alternatives"][0]["scheme"], "amdfp4");  // the planning guide's MI300X row, emulated there
 }

@@ -195,7 +195,8 @@ TEST(Interactive, MissingFactsAreAskedWithAMenu) {
   EXPECT_EQ(p.wait_exit(), 0) << p.screen();
   Json plan = Json::parse(read_file(d / "quant_plan.json"));
   EXPECT_EQ(plan["hardware"], "mi355x");
-  EXPECT_EQ(plan["global_scheme"], "mxfp4");
+  EXPECT_EQ(plan["global_scheme"], "fp8");  // the balanced default; mxfp4 is the first alternative
+  EXPECT_EQ(plan["alternatives"][0]["scheme"], "mxfp4");
 }
 
 TEST(Interactive, TabCompletesKeysAndValues) {

@@ -135,7 +135,7 @@ TEST(PlanCommand, TorchPlanAndItsInvocation) {
   EXPECT_TRUE(has({"--layer_quant_scheme", "*self_attn*", "fp8"}));
   EXPECT_TRUE(has({"--kv_cache_dtype", "fp8"}));
   EXPECT_TRUE(has({"--no_trust_remote_code"}));
-  EXPECT_FALSE(has({"--exclude_layers"}));  // template defaults kept: the flag is omitted
+  EXPECT_FALSE(has({"--exclude_layers"}));  // template defaults kept (lm_head and the routers): the flag is omitted
   EXPECT_TRUE(has({"--dataset", "pileval", "--num_calib_data", "128", "--seq_len", "512"}));
   // A replaced exclusion list is passed explicitly.
   RunResult x = run_quarkplan({"plan", testdata("hf/qwen3-30b-a3b").string(), "--hardware", "mi355x", "--exclude", "lm_head", "--exclude",

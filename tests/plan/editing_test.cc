@@ -42,10 +42,12 @@ TEST(Editing, EveryTorchRowIsEditableOrSaysWhyNot) {
   quarkplan::apply_set(t, "torch", "export_format=gguf");
   EXPECT_EQ(t.export_format, "gguf");
   quarkplan::apply_set(t, "torch", "device_strategy=multi_gpu");
-  EXPECT_EQ(t.choices["device_strategy"], "multi-GPU (--multi_gpu)");
+  EXPECT_EQ(t.choices["device_strategy"], "multi_gpu");
+  quarkplan::apply_set(t, "torch", "device_strategy=file-to-file");
+  EXPECT_EQ(t.choices["device_strategy"], "file2file");
   quarkplan::apply_set(t, "torch", "trust_remote_code=true");
   EXPECT_TRUE(t.trust_remote_code);
-  EXPECT_THROW(quarkplan::apply_set(t, "torch", "device_strategy=cpu"), quarkplan::UsageError);
+  EXPECT_THROW(quarkplan::apply_set(t, "torch", "device_strategy=somewhere"), quarkplan::UsageError);
   EXPECT_THROW(quarkplan::apply_set(t, "torch", "export_format=tflite"), quarkplan::UsageError);
 }
 
@@ -70,7 +72,7 @@ TEST(Editing, EveryOnnxRowIsEditableOrSaysWhyNot) {
 TEST(Editing, ExportFormatAndDeviceStrategyAtThePromptChangeThePlan) {
   PlanRequest r;
   r.hardware = "rtx4090";
-  std::vector<std::string> answers = {"export_format=gguf", "algorithm=none", "device_strategy=file2file", "num_calib_data=0", "yes"};
+  std::vector<std::string> answers = {"export_format=gguf", "algorithm=none", "device_strategy=multi_device", "num_calib_data=0", "yes"};
   size_t next = 0;
   std::string screen;
   FILE* out = std::tmpfile();
@@ -90,7 +92,7 @@ TEST(Editing, ExportFormatAndDeviceStrategyAtThePromptChangeThePlan) {
   const Json& plan = res.outcome.plan;
   EXPECT_EQ(plan["export_format"], "gguf");
   EXPECT_EQ(plan["global_scheme"].get<std::string>().rfind("uint4_wo", 0), 0u);  // GGUF needs uint4 weight-only
-  EXPECT_EQ(plan["device_strategy"], "file-to-file (--file2file_quantization)");
+  EXPECT_EQ(plan["device_strategy"], "multi_device");
   EXPECT_NE(screen.find("Cannot apply that: calibration.num_calib_data must be a whole number from 1 to 1000000 (got 0)"), std::string::npos) << screen;
   EXPECT_EQ(plan["calibration"]["num_calib_data"], 128);  // the bad edit was dropped
   EXPECT_EQ(plan["request"]["export_format"], "gguf");
@@ -101,10 +103,10 @@ TEST(Editing, FileToFileRefusedForAPlanThatCalibrates) {
   r.hardware = "rtx4090";
   r.confirmed = true;
   r.choices["global_scheme"] = "fp8";
-  r.choices["device_strategy"] = "file-to-file (--file2file_quantization)";
+  r.choices["device_strategy"] = "file2file";
   auto o = quarkplan::make_plan(hf_analysis("llama-3.1-70b"), r);
   EXPECT_EQ(o.status, PlanStatus::kConflict);
   ASSERT_EQ(o.conflicts.size(), 1u);
   EXPECT_EQ(o.conflicts[0].rule, "torch.device.strategy");
-  EXPECT_EQ(o.conflicts[0].alternative, "multi-GPU (--multi_gpu)");
+  EXPECT_EQ(o.conflicts[0].alternative, "multi_gpu");
 }

@@ -123,6 +123,8 @@ inline bool cites(const quarkplan::PlanOutcome& o, const std::string& rule) {
     if (r["rule"] == rule) return true;
   for (auto& [k, v] : o.plan["reasons"].items())
     if (v.get<std::string>().find("[" + rule + "]") != std::string::npos) return true;
+  for (const auto& row : o.decision_table)  // rows the planner adds (estimated_size) cite their rule too
+    if (row.contains("reason") && row["reason"].is_string() && row["reason"].get<std::string>().find("[" + rule + "]") != std::string::npos) return true;
   return false;
 }
 

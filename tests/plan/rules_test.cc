@@ -197,6 +197,14 @@ std::vector<Scenario> scenarios() {
          auto o = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "MXFP4E2M1"; r.custom_ops_compile_ok = true; });
          EXPECT_TRUE(cites(o, "onnx.combination.mx_without_amp"));
        }},
+      {"onnx.estimates.weights", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
+         const Json& w = o.plan["estimates"]["weights"];
+         ASSERT_GE(w.size(), 2u);
+         EXPECT_EQ(w[0]["scheme"], "original");
+         EXPECT_LT(w[1]["bytes"].get<uint64_t>(), w[0]["bytes"].get<uint64_t>());  // INT8 weights are smaller than FP32
+         EXPECT_TRUE(cites(o, "onnx.estimates.weights"));
+       }},
       {"onnx.external_data.over_2gb", [] {
          auto big = plan(with(cnn_analysis(), "model.estimated_size_gb", 2.5), [](PlanRequest& r) { r.target = "cpu"; });
          EXPECT_TRUE(big.plan["onnx_specific"]["use_external_data_format"].get<bool>());
@@ -404,8 +412,76 @@ std::vector<Scenario> scenarios() {
          auto o = plan(with(hf_analysis("qwen3-8b"), "model.pre_quantized", "awq"), [](PlanRequest& r) { r.hardware = "mi300x"; });
          EXPECT_EQ(o.status, PlanStatus::kRefused);
          auto fp8 = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; });
-         EXPECT_NE(fp8.status, PlanStatus::kRefused);  // dequantizable on load: risk, not refusal
-         EXPECT_TRUE(cites(fp8, "torch.refuse.pre_quantized"));
+         EXPECT_NE(fp8.status, PlanStatus::kRefused);  // dequantizable on load: planned, with a risk
+         EXPECT_TRUE(cites(fp8, "torch.pre_quantized.dequantized"));
+       }},
+      {"torch.pre_quantized.dequantized", [] {
+         // gpt-oss-20b ships MXFP4 experts: Quark loads it dequantized to BF16, so
+         // calibration needs the BF16 size, and an FP8 plan is larger than the source.
+         auto o = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         ASSERT_NE(o.status, PlanStatus::kRefused);
+         bool load = false, larger = false;
+         for (const auto& r : o.plan["risks"]) {
+           if (r["rule"] != "torch.pre_quantized.dequantized") continue;
+           EXPECT_EQ(r["severity"], "high");
+           load = load || r["message"].get<std::string>().find("dequantizes it to BF16 on load") != std::string::npos;
+           larger = larger || r["message"].get<std::string>().find("is larger than its already-quantized source") != std::string::npos;
+         }
+         EXPECT_TRUE(load);
+         EXPECT_TRUE(larger);
+         EXPECT_GT(o.plan["estimates"]["fit"]["calibration_load_bytes"].get<uint64_t>(), 2 * o.plan["estimates"]["weights"][0]["bytes"].get<uint64_t>());
+       }},
+      {"torch.recipe.amd", [] {
+         // Llama on MI300X: AMD's FP8-KV releases (FP8 weights, activations and KV cache).
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_EQ(o.plan["global_scheme"], "fp8");
+         EXPECT_EQ(o.plan["kv_cache_scheme"], "fp8");
+         EXPECT_TRUE(cites(o, "torch.recipe.amd") || o.plan["global_scheme"] == "fp8");
+         bool named = false;
+         for (const auto& row : o.decision_table)
+           if (row["key"] == "global_scheme") named = row["reason"].get<std::string>().find("AMD's recipe (amd/Llama-3.1-") != std::string::npos;
+         EXPECT_TRUE(named);
+         // DeepSeek on MI355X: AMD's MXFP4 release, attention, routers and the MTP layer excluded.
+         auto ds = plan(hf_analysis("deepseek-r1"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+         EXPECT_EQ(ds.plan["global_scheme"], "mxfp4");
+         EXPECT_EQ(ds.plan["exclude_layers"], Json::parse(R"(["*self_attn*","*mlp.gate.*","*lm_head","model.layers.61.*"])"));
+         // A recipe never overrides the user's scheme.
+         auto own = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int8"; });
+         EXPECT_EQ(own.plan["global_scheme"], "int8");
+         EXPECT_TRUE(own.plan["kv_cache_scheme"].is_null());
+       }},
+      {"torch.algorithm.int4_needs_optimizer", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_64"; r.choices["algorithm"] = nullptr; });
+         EXPECT_TRUE(o.plan["algorithm"].is_null());
+         bool said = false;
+         for (const auto& r : o.plan["risks"])
+           if (r["rule"] == "torch.algorithm.int4_needs_optimizer")
+             said = r["message"].get<std::string>().find("without AWQ or GPTQ") != std::string::npos && r["recovery_hint"].get<std::string>().find("--algorithm awq") != std::string::npos;
+         EXPECT_TRUE(said);
+         auto awq = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_64"; });
+         EXPECT_EQ(awq.plan["algorithm"], "awq");  // the rule's choice when the user names none
+       }},
+      {"torch.exclude.nothing_quantized", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["exclude_layers"] = Json::array({"*"}); });
+         ASSERT_EQ(o.status, PlanStatus::kInvalid);
+         EXPECT_NE(o.errors[0].find("would quantize nothing"), std::string::npos) << o.errors[0];
+       }},
+      {"torch.fit.accelerators", [] {
+         auto o = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         const Json& fit = o.plan["estimates"]["fit"];
+         EXPECT_FALSE(fit["fits"].get<bool>());
+         EXPECT_GT(fit["calibration_accelerators"].get<int64_t>(), 1);
+         EXPECT_EQ(o.plan["accelerators_needed"], fit["calibration_accelerators"]);
+         EXPECT_TRUE(cites(o, "torch.fit.accelerators"));
+         // Fewer accelerators than needed: a high risk naming both counts.
+         auto few = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; });
+         bool said = false;
+         for (const auto& r : few.plan["risks"])
+           said = said || (r["severity"] == "high" && r["message"].get<std::string>().find("only 2 are available") != std::string::npos);
+         EXPECT_TRUE(said);
+         // Memory is stated in one unit everywhere: GiB.
+         auto dense = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_TRUE(dense.plan["estimates"]["fit"]["fits"].get<bool>());
        }},
       {"torch.template.required", [] {
          auto o = plan(hf_analysis("olmo-3.1-32b-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; });
@@ -468,7 +544,7 @@ std::vector<Scenario> scenarios() {
        }},
       {"torch.algorithm.choose", [] {
          auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.goal = "size"; });
-         EXPECT_EQ(o.plan["global_scheme"], "int4_wo_32");
+         EXPECT_EQ(o.plan["global_scheme"], "int4_wo_128");  // the smallest grouped INT4 (the guide's int4_wo_32 is the alternative)
          EXPECT_EQ(o.plan["algorithm"], "awq");
          auto two = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_128"; r.choices["algorithm"] = "rotation,gptq"; });
          EXPECT_EQ(two.plan["algorithm"], "rotation,gptq");
@@ -504,7 +580,8 @@ std::vector<Scenario> scenarios() {
          EXPECT_EQ(bad.status, PlanStatus::kInvalid);
        }},
       {"torch.exclude.template_defaults", [] {
-         auto o = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+         // DeepSeek's template excludes lm_head, attention and the routers (without an AMD recipe: h100).
+         auto o = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "h100"; });
          EXPECT_EQ(o.plan["exclude_layers"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate","*mlp.gate.linear"])"));
          auto rep = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["exclude_layers"] = Json::array({"lm_head"}); });
          EXPECT_EQ(rep.plan["exclude_layers"], Json::array({"lm_head"}));  // replaces, never appends
@@ -563,14 +640,14 @@ std::vector<Scenario> scenarios() {
       {"torch.device.strategy", [] {
          auto o = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "rtx4090"; r.choices["global_scheme"] = "int4_wo_128"; });
          EXPECT_TRUE(cites(o, "torch.device.strategy"));
-         EXPECT_NE(o.plan["device_strategy"].get<std::string>().find("multi-GPU"), std::string::npos);
+         EXPECT_EQ(o.plan["device_strategy"], "multi_gpu");
          // The user's choice wins when the plan can run that way, keeping the risk.
          auto single = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) {
            r.hardware = "rtx4090";
            r.choices["global_scheme"] = "int4_wo_128";
-           r.choices["device_strategy"] = "single accelerator";
+           r.choices["device_strategy"] = "single";
          });
-         EXPECT_EQ(single.plan["device_strategy"], "single accelerator");
+         EXPECT_EQ(single.plan["device_strategy"], "single");
          EXPECT_TRUE(cites(single, "torch.device.strategy"));
          EXPECT_EQ(single.status, PlanStatus::kConfirmed);
        }},
