@@ -140,24 +140,42 @@ std::string tiny_llama_safetensors() {
   return len + header + data;
 }
 
-// One shard of two: the second was never downloaded.
-std::string first_shard() {
-  std::string header = R"({"model.embed_tokens.weight":{"dtype":"BF16","shape":[4,4],"data_offsets":[0,32]}})";
+// Qwen3-8B's 399 tensors, as its index names them (36 layers of attention
+// with q/k norms and a gated MLP, the embeddings, the final norm, lm_head).
+std::vector<std::string> qwen3_8b_tensor_names() {
+  std::vector<std::string> names = {"lm_head.weight", "model.embed_tokens.weight", "model.norm.weight"};
+  for (int l = 0; l < 36; ++l)
+    for (const char* t : {"input_layernorm", "mlp.down_proj", "mlp.gate_proj", "mlp.up_proj", "post_attention_layernorm", "self_attn.k_norm",
+                          "self_attn.k_proj", "self_attn.o_proj", "self_attn.q_norm", "self_attn.q_proj", "self_attn.v_proj"})
+      names.push_back("model.layers." + std::to_string(l) + "." + t + ".weight");
+  return names;
+}
+
+// A download cut short: the index names two shards; only the second, which
+// holds the final norm, arrived.
+std::string qwen3_missing_shard_index() {
+  nlohmann::json map = nlohmann::json::object();  // sorted keys, as transformers writes them
+  for (const auto& n : qwen3_8b_tensor_names())
+    map[n] = n == "model.norm.weight" ? "model-00002-of-00002.safetensors" : "model-00001-of-00002.safetensors";
+  // total_size: Qwen3-8B's 8,190,735,360 parameters in BF16.
+  return nlohmann::json{{"metadata", {{"total_size", 16381470720ull}}}, {"weight_map", map}}.dump(2) + "\n";
+}
+
+std::string qwen3_norm_shard() {
+  std::string header = R"({"model.norm.weight":{"dtype":"BF16","shape":[4096],"data_offsets":[0,8192]}})";
   while (header.size() % 8) header += ' ';
   std::string len(8, '\0');
   for (int i = 0; i < 8; ++i) len[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
-  return len + header + bf16(weights(16, 7));
+  return len + header + bf16(std::vector<float>(4096, 1.0f));  // RMSNorm weights start at 1
 }
 
-const char* kMissingShardIndex = R"({
-  "metadata": {"total_size": 2471645184},
-  "weight_map": {
-    "lm_head.weight": "model-00002-of-00002.safetensors",
-    "model.embed_tokens.weight": "model-00001-of-00002.safetensors",
-    "model.norm.weight": "model-00002-of-00002.safetensors"
-  }
+// Qwen3-8B's config with the quantization_config AutoAWQ writes (4-bit,
+// group 128, zero point, GEMM kernels): a checkpoint Quark cannot read.
+std::string qwen3_awq_config() {
+  auto c = nlohmann::json::parse(read_file(testdata("hf/qwen3-8b/config.json")));  // sorted keys, as transformers writes them
+  c["quantization_config"] = {{"bits", 4}, {"group_size", 128}, {"modules_to_not_convert", nullptr}, {"quant_method", "awq"}, {"version", "gemm"}, {"zero_point", true}};
+  return c.dump(2) + "\n";
 }
-)";
 
 // quark-onnx-install's result (the fields of its published example) when the
 // CPU-only onnxruntime package was installed on a CUDA machine.
@@ -185,9 +203,10 @@ std::vector<std::pair<std::string, std::string>> fixtures() {
           {"tiny-llama-outliers/config.json", kTinyLlamaConfig},
           {"tiny-llama-outliers/model.safetensors", tiny_llama_safetensors()},
           {"tiny-llama-outliers/tokenizer.json", "{}\n"},
-          {"llama-missing-shards/config.json", read_file(testdata("hf/llama-3.2-1b-instruct/config.json"))},
-          {"llama-missing-shards/model.safetensors.index.json", kMissingShardIndex},
-          {"llama-missing-shards/model-00001-of-00002.safetensors", first_shard()}};
+          {"qwen3-8b-missing-shard/config.json", read_file(testdata("hf/qwen3-8b/config.json"))},
+          {"qwen3-8b-missing-shard/model.safetensors.index.json", qwen3_missing_shard_index()},
+          {"qwen3-8b-missing-shard/model-00002-of-00002.safetensors", qwen3_norm_shard()},
+          {"qwen3-8b-awq/config.json", qwen3_awq_config()}};
 }
 
 // ---- Running an example.
