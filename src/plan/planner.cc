@@ -307,6 +307,7 @@ Json request_to_json(const PlanRequest& r) {
           {"confirmed", r.confirmed},
           {"context", r.context},
           {"batch", r.batch},
+          {"gpus", r.gpus},
           {"env_context", r.env_context},
           {"custom_ops_compile_ok", r.custom_ops_compile_ok ? Json(*r.custom_ops_compile_ok) : Json(nullptr)},
           {"catalog_dir", r.catalog_dir}};
@@ -329,6 +330,7 @@ PlanRequest request_from_json(const Json& j) {
     r.confirmed = j.value("confirmed", false);
     r.context = j.value("context", int64_t{0});
     r.batch = j.value("batch", int64_t{1});
+    r.gpus = j.value("gpus", int64_t{0});
     r.env_context = j.value("env_context", Json(nullptr));
     if (j.contains("custom_ops_compile_ok") && j["custom_ops_compile_ok"].is_boolean()) r.custom_ops_compile_ok = j["custom_ops_compile_ok"].get<bool>();
     r.catalog_dir = j.value("catalog_dir", "");

@@ -975,7 +975,7 @@ void calibration(PlanState& s) {
   Json& cal = s.plan["calibration"];
   cal = {{"dataset", d["dataset"]}, {"num_calib_data", d["num_calib_data"]}, {"seq_len", d["seq_len"]}};
   const Json* r = s.recipe;
-  std::string rid = r ? (*r)["id"].get<std::string>() : "";
+  std::string rid = r ? s.recipe_name : "";
   if (r) {
     if (r->contains("dataset")) cal["dataset"] = (*r)["dataset"];
     if (r->contains("num_calib_data")) cal["num_calib_data"] = (*r)["num_calib_data"];

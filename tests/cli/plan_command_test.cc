@@ -223,3 +223,19 @@ TEST(CatalogCommand, ListsBothFlowsAndJson) {
   EXPECT_EQ(j["onnx"]["presets"].size(), 65u);
   EXPECT_EQ(run_quarkplan({"catalog", "tensorflow"}).exit_code, 2);
 }
+
+// A plan made with --gpus records it, so explain/validate re-run the rules on
+// the same accelerator count (issue 13: fit with counts).
+TEST(PlanCommand, GpusAreRecordedAndExplainAgrees) {
+  TempDir d;
+  RunResult r = run_quarkplan({"plan", testdata("hf/llama-3.1-70b").string(), "--hardware", "mi300x", "--scheme", "ptpc_fp8", "--gpus", "1", "--yes"},
+                              d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json plan = Json::parse(read_file(d / "quant_plan.json"));
+  EXPECT_EQ(plan["request"]["gpus"], 1);
+  EXPECT_EQ(plan["accelerator_count"], 1);
+  RunResult e = run_quarkplan({"explain", "quant_plan.json"}, d.path());
+  EXPECT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_EQ(run_quarkplan({"validate", "quant_plan.json"}, d.path()).exit_code, 0);
+  EXPECT_EQ(run_quarkplan({"plan", testdata("hf/llama-3.1-70b").string(), "--hardware", "mi300x", "--gpus", "0", "--yes"}, d.path()).exit_code, 2);
+}
