@@ -2,19 +2,20 @@
 
 #include <fmt/format.h>
 
+#include "common/units.h"
+
 namespace quarkplan::ui {
 
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-  int u = 0;
-  while (b >= 1000.0 && u < 4) {
-    b /= 1000.0;
-    ++u;
-  }
-  return u == 0 ? fmt::format("{:.0f} {}", b, units[u]) : fmt::format("{:.1f} {}", b, units[u]);
-}
+// Sizes in the tool's one unit convention (binary, see common/units.h).
+std::string human_bytes(double b) { return format_bytes(b > 0 ? static_cast<uint64_t>(b) : 0); }
 
 namespace {
+
+// The model's size: exact bytes when intake recorded them, else the GB value.
+std::string model_size(const Json& m) {
+  if (m.contains("size_bytes") && m["size_bytes"].is_number_unsigned()) return format_bytes(m["size_bytes"].get<uint64_t>());
+  return human_bytes(m.value("estimated_size_gb", 0.0) * 1e9);
+}
 
 std::string shape_text(const Json& shape) {
   if (shape.is_null()) return "[?]";
@@ -59,7 +60,7 @@ std::string render_intake_summary(const Json& a, const Style& st) {
     out += st.bold("ONNX Model Analysis:") + "\n";
     out += fmt::format("  Model path:        {}\n", m["model_path"].get<std::string>());
     out += fmt::format("  File size:         {}  external-data: {}\n",
-                       human_bytes(m["estimated_size_gb"].get<double>() * 1e9), o["uses_external_data"].get<bool>() ? "Yes" : "No");
+                       model_size(m), o["uses_external_data"].get<bool>() ? "Yes" : "No");
     std::string ai = "?";
     for (const auto& op : o["opsets"])
       if (op["domain"] == "ai.onnx") ai = std::to_string(op["version"].get<int64_t>());
@@ -105,7 +106,7 @@ std::string render_intake_summary(const Json& a, const Style& st) {
                        a["quantization_targets"]["linear_layer_count"].dump());
     if (m.contains("total_params") && !m["total_params"].is_null())
       out += fmt::format("  Parameters:       {}\n", m["total_params"].dump());
-    out += fmt::format("  Size:             {}\n", human_bytes(m["estimated_size_gb"].get<double>() * 1e9));
+    out += fmt::format("  Size:             {}\n", model_size(m));
     if (m.contains("is_moe"))
       out += fmt::format("  MoE:              {}{}\n", m["is_moe"].get<bool>() ? "Yes" : "No",
                          m["is_moe"].get<bool>() && !m["num_experts"].is_null() ? " (" + m["num_experts"].dump() + " experts)" : "");
