@@ -545,10 +545,24 @@ void export_format(PlanState& s) {
   if (spec["schemes"].is_array()) {
     const Json& ok = spec["schemes"];
     auto allowed = [&](const std::string& n) { return std::count(ok.begin(), ok.end(), n) > 0; };
-    if (!allowed(name))
+    if (!allowed(name)) {
+      // The closest exportable scheme: same family and native here, else native, else the first.
+      std::string closest;
+      for (int pass = 0; pass < 2 && closest.empty(); ++pass)
+        for (const auto& o : ok) {
+          const Json* osc = s.cat.torch_scheme(o.get<std::string>());
+          bool native = !s.accelerator || support_of(s, o.get<std::string>()) == "native";
+          if (osc && native && (pass == 1 || (*osc)["family"] == (*sc)["family"])) {
+            closest = o.get<std::string>();
+            break;
+          }
+        }
+      if (closest.empty() && !ok.empty()) closest = ok[0].get<std::string>();
       s.conflict("torch.export.format", "global_scheme",
-                 "Quark's " + e + " export does not accept " + name + " (" + spec["source"].get<std::string>() + ").",
-                 join(string_list(ok)).substr(0, 200));
+                 "Quark's " + e + " export does not accept " + name + " (" + spec["source"].get<std::string>() + "; it accepts " +
+                     join(string_list(ok)) + ").",
+                 closest);
+    }
     // Layer overrides must be exportable too; ONNX export cannot mix INT4 and INT8.
     std::vector<std::string> override_schemes;
     for (const auto& [k, v] : s.req.choices)

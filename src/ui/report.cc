@@ -989,6 +989,7 @@ dl.facts div.wide{grid-column:1/-1}
 dl.facts div{display:flex;gap:.6rem;border-bottom:1px dotted var(--line);padding:.15rem 0}
 dl.facts dt{color:var(--muted);min-width:8.5rem;flex:0 0 auto}dl.facts dd{margin:0;min-width:0}
 .scroll{overflow-x:auto;max-width:100%;margin:.6rem 0}
+.scroll td:last-child{min-width:14rem}
 table{border-collapse:collapse;width:100%}caption{text-align:left;font-weight:600;padding:.3rem 0}
 th,td{border:1px solid var(--line);padding:.3rem .5rem;text-align:left;vertical-align:top}
 thead th{background:var(--card)}td.num{white-space:nowrap}

@@ -184,8 +184,9 @@ async function checkReport(browser, c, report) {
   if (narrow.boxes.some((r) => r > narrow.vw + 0.5)) problems.push('a scroll box sticks out at 375 px');
   if (narrow.font < 12) problems.push('text is too small at 375 px');
   const small = await page.screenshot();
+  if (process.env.QP_SHOTS) fs.writeFileSync(path.join(process.env.QP_SHOTS, c.name + '-375.png'), small);
   const smallInk = await inkOf(browser, small);
-  if (smallInk.ink < 0.03) problems.push('the 375 px screenshot looks blank');
+  if (smallInk.ink < 0.03) problems.push(`the 375 px screenshot looks blank (ink ${smallInk.ink.toFixed(3)})`);
 
   if (consoleErrors.length) problems.push(`console: ${consoleErrors.join(' | ')}`);
   await context.close();

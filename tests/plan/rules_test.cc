@@ -445,6 +445,10 @@ std::vector<Scenario> scenarios() {
          auto ds = plan(hf_analysis("deepseek-r1"), [](PlanRequest& r) { r.hardware = "mi355x"; });
          EXPECT_EQ(ds.plan["global_scheme"], "mxfp4");
          EXPECT_EQ(ds.plan["exclude_layers"], Json::parse(R"(["*self_attn*","*mlp.gate.*","*lm_head","model.layers.61.*"])"));
+         // AMD's Llama MXFP4 recipe (autosmoothquant with mxfp4) is not flagged as an unusual pairing.
+         auto mx = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+         EXPECT_EQ(mx.plan["algorithm"], "autosmoothquant");
+         EXPECT_FALSE(cites(mx, "torch.algorithm.smoothquant_needs_activations"));
          // A recipe never overrides the user's scheme.
          auto own = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int8"; });
          EXPECT_EQ(own.plan["global_scheme"], "int8");
@@ -541,6 +545,10 @@ std::vector<Scenario> scenarios() {
          EXPECT_EQ(o.plan["algorithm"], "awq");
          auto c = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "cpu"; r.export_format = "gguf"; r.choices["global_scheme"] = "fp8"; });
          EXPECT_EQ(c.status, PlanStatus::kConflict);
+         // ONNX export of a dynamic-activation scheme: one closest alternative (same family, native), not a list.
+         auto onnx = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.export_format = "onnx"; r.choices["global_scheme"] = "ptpc_fp8"; });
+         ASSERT_EQ(onnx.status, PlanStatus::kConflict);
+         EXPECT_EQ(onnx.conflicts[0].alternative, "fp8");
        }},
       {"torch.algorithm.choose", [] {
          auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.goal = "size"; });
