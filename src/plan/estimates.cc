@@ -198,7 +198,7 @@ void add_estimates(PlanState& s) {
       s.risk("torch.fit.accelerators", have > 0 ? "high" : "medium",
              "Calibration loads " + format_bytes(loaded_bytes) + (pre_quantized ? " (the source dequantized to BF16)" : "") + " plus working memory (" +
                  format_bytes(calib) + "): " + std::to_string(calib_n) + " x " + hw + " (" + each + " each); " + avail + ".",
-             "The device strategy below spreads it (--multi_gpu) or streams it (--file2file_quantization where the scheme allows).");
+             "The device_strategy row spreads it (--multi_gpu) or streams it (--file2file_quantization where the scheme allows).");
   } else {
     est["fit"] = nullptr;
   }

@@ -979,7 +979,7 @@ void weight_outliers(PlanState& s) {
   if (has_algorithm(s, {"smoothquant", "autosmoothquant"}))
     hint += " Avoid SmoothQuant for these layers: it migrates activation outliers into the weights, making them worse.";
   s.risk("torch.weight_stats.outliers", "medium",
-         std::to_string(quantized.size()) + " quantized modules have extreme weight outliers (max > 50 standard deviations): " + join(shown) +
+         std::to_string(quantized.size()) + (quantized.size() == 1 ? " quantized module has extreme" : " quantized modules have extreme") + " weight outliers (max > 50 standard deviations): " + join(shown) +
              (quantized.size() > shown.size() ? ", ..." : "") + ".",
          hint);
 }
