@@ -123,16 +123,32 @@ std::string read_small_file(const std::string& path, uint64_t max_bytes) {
   auto st = fs::status(path, ec);
   if (ec || !fs::exists(st)) throw InputError(path, "no such file");
   if (!fs::is_regular_file(st)) throw InputError(path, "not a regular file");
-  auto size = fs::file_size(path, ec);
-  if (ec) throw InputError(path, "cannot read size");
-  if (size > max_bytes)
-    throw InputError(path, "file is " + std::to_string(size) + " bytes, more than the " +
-                               std::to_string(max_bytes) + " allowed for this kind of file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open");
+  // Size and bytes come from one open file: a writer may rename a new version
+  // into place between a stat of the path and the open (sessions are replaced
+  // that way), and the two must never mix.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path, std::string("cannot open: ") + std::strerror(errno));
+  struct stat fst {};
+  if (::fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode)) {
+    ::close(fd);
+    throw InputError(path, "not a regular file");
+  }
+  uint64_t size = static_cast<uint64_t>(fst.st_size);
+  if (size > max_bytes) {
+    ::close(fd);
+    throw InputError(path, "file is " + std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) +
+                               " allowed for this kind of file");
+  }
   std::string s(size, '\0');
-  in.read(s.data(), static_cast<std::streamsize>(size));
-  if (static_cast<uint64_t>(in.gcount()) != size) throw InputError(path, "short read");
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = ::read(fd, s.data() + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (got != size) throw InputError(path, "short read");
   return s;
 }
 
