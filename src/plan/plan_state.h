@@ -59,8 +59,14 @@ struct PlanState {
   }
   // A hard-gate violation by a user choice. With --insist the choice stays and
   // a high risk is recorded; otherwise the plan is refused with the alternative.
+  // What Quark itself rejects or silently ignores (`quark_rejects`) is never
+  // kept: a plan Quark does not run as printed is no plan.
   void conflict(const std::string& rule, const std::string& decision, const std::string& message,
-                const std::string& alternative) {
+                const std::string& alternative, bool quark_rejects = false) {
+    if (quark_rejects && req.insist) {
+      conflicts.push_back({rule, decision, message + " --insist cannot keep it: Quark would not do what the plan says.", alternative});
+      return;
+    }
     if (req.insist) {
       risk(rule, "high", message + " Kept because the user insisted.", "Closest viable alternative: " + alternative + ".");
       return;

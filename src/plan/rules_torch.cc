@@ -187,13 +187,45 @@ const Json* guide_row(const PlanState& s) {
 }
 
 // The goal's schemes, in order of preference, for the resolved accelerator.
+// The export the plan writes: "hf", "gguf" or "onnx" (a catalog exports key).
+std::string export_key(const PlanState& s) {
+  std::string e = s.req.export_format.empty() ? "hf" : s.req.export_format;
+  if (const Json* c = s.choice("export_format"); c && c->is_string()) e = *c == "hf_format" ? "hf" : c->get<std::string>();
+  return e;
+}
+
+// Whether Quark's exporter for the plan's export takes `scheme` (catalog exports.*.schemes).
+bool exportable(const PlanState& s, const std::string& scheme) {
+  const Json& ex = s.cat.torch()["exports"];
+  std::string e = export_key(s);
+  if (!ex.contains(e) || !ex[e]["schemes"].is_array()) return true;
+  return std::count(ex[e]["schemes"].begin(), ex[e]["schemes"].end(), scheme) > 0;
+}
+
+std::vector<std::string> only_exportable(const PlanState& s, const std::vector<std::string>& schemes) {
+  std::vector<std::string> out;
+  for (const auto& x : schemes)
+    if (exportable(s, x)) out.push_back(x);
+  return out;
+}
+
+// The goal's schemes for this hardware, in order, limited to what the plan's
+// export accepts (its own list when the goal names none of them): a default
+// never conflicts with the export the user asked for.
 std::vector<std::string> preferred_schemes(const PlanState& s, const std::string& goal) {
   const Json& prefs = s.cat.torch()["scheme_preferences"];
   std::string hw = hw_name(s);
+  std::vector<std::string> all = {"fp8"};
+  bool found = false;
   for (const auto& h : prefs["hardware"])
-    if (std::count(h["hardware"].begin(), h["hardware"].end(), hw) && h["goals"].contains(goal))
-      return string_list(h["goals"][goal]);
-  return prefs["goals"].contains(goal) ? string_list(prefs["goals"][goal]["schemes"]) : std::vector<std::string>{"fp8"};
+    if (!found && std::count(h["hardware"].begin(), h["hardware"].end(), hw) && h["goals"].contains(goal)) {
+      all = string_list(h["goals"][goal]);
+      found = true;
+    }
+  if (!found && prefs["goals"].contains(goal)) all = string_list(prefs["goals"][goal]["schemes"]);
+  std::vector<std::string> ok = only_exportable(s, all);
+  if (ok.empty()) ok = string_list(s.cat.torch()["exports"][export_key(s)]["schemes"]);
+  return ok.empty() ? all : ok;
 }
 
 std::string first_native(const PlanState& s, const std::vector<std::string>& candidates) {
@@ -375,7 +407,7 @@ void choose_scheme(PlanState& s) {
   std::string chosen, why;
   Json alternatives = Json::array();
   auto add_alt = [&](const std::string& sch, const std::string& source, const std::string& note) {
-    if (sch.empty() || sch == chosen) return;
+    if (sch.empty() || sch == chosen || !exportable(s, sch)) return;  // an alternative the export rejects is none
     for (const auto& a : alternatives)
       if (a["scheme"] == sch) return;
     alternatives.push_back({{"scheme", sch}, {"source", source}, {"note", note}});
@@ -411,6 +443,11 @@ void choose_scheme(PlanState& s) {
     chosen = guide ? (*guide)["scheme"].get<std::string>() : "fp8";
     why = "Quark's planning guide: " + (guide ? (*guide)["reason"].get<std::string>() : std::string("FP8")) +
           " (checked against the hardware once it is known)";
+    if (!exportable(s, chosen)) {
+      chosen = preferred_schemes(s, s.goal).front();
+      why = describe(s, chosen) + ", the first scheme of the " + s.goal + " goal that Quark's " + export_key(s) +
+            " export accepts (checked against the hardware once it is known)";
+    }
     if (guide && (*guide)["algorithm"].is_string() && !s.choice("algorithm")) s.plan["guide_algorithm"] = (*guide)["algorithm"];
   } else {
     auto prefs = preferred_schemes(s, s.goal);
@@ -418,7 +455,7 @@ void choose_scheme(PlanState& s) {
     const Json& goal_pref = s.cat.torch()["scheme_preferences"]["goals"][s.goal];
     if (chosen.empty()) {
       // Nothing the goal prefers is native here: the most useful native scheme of any goal.
-      chosen = first_native(s, {"fp8", "int8", "int4_wo_128", "uint4_wo_128", "mxfp4", "nvfp4"});
+      chosen = first_native(s, only_exportable(s, {"fp8", "int8", "int4_wo_128", "uint4_wo_128", "mxfp4", "nvfp4"}));
       if (chosen.empty()) chosen = prefs.front();
       why = "No scheme of the " + s.goal + " goal runs natively on " + hw_name(s) + ": " + describe(s, chosen) + " does";
     } else {
@@ -429,7 +466,7 @@ void choose_scheme(PlanState& s) {
     if (goal_pref.contains("layer_quant_config") && !s.choice("layer_quant_config")) {
       Json lqc = Json::object();
       for (auto& [pat, options] : goal_pref["layer_quant_config"].items()) {
-        std::string native = first_native(s, string_list(options));
+        std::string native = first_native(s, only_exportable(s, string_list(options)));
         if (!native.empty() && native != chosen) lqc[pat] = native;
       }
       if (!lqc.empty()) s.plan["guide_layer_quant_config"] = lqc;
@@ -528,8 +565,7 @@ void scheme_risky(PlanState& s) {
 }
 
 void export_format(PlanState& s) {
-  std::string e = s.req.export_format.empty() ? "hf" : s.req.export_format;
-  if (const Json* c = s.choice("export_format"); c && c->is_string()) e = *c == "hf_format" ? "hf" : c->get<std::string>();
+  std::string e = export_key(s);
   const Json& ex = s.cat.torch()["exports"];
   if (!ex.contains(e) || e == "about") {
     s.error("export_format must be hf, gguf or onnx (got '" + e + "')");
@@ -561,7 +597,7 @@ void export_format(PlanState& s) {
       s.conflict("torch.export.format", "global_scheme",
                  "Quark's " + e + " export does not accept " + name + " (" + spec["source"].get<std::string>() + "; it accepts " +
                      join(string_list(ok)) + ").",
-                 closest);
+                 closest, true);
     }
     // Layer overrides must be exportable too; ONNX export cannot mix INT4 and INT8.
     std::vector<std::string> override_schemes;
@@ -574,19 +610,19 @@ void export_format(PlanState& s) {
     for (const auto& o : override_schemes) {
       if (!allowed(o))
         s.conflict("torch.export.format", "layer_quant_config", "Quark's " + e + " export does not accept the layer scheme " + o + ".",
-                   "drop the override or export to hf_format");
+                   "drop the override or export to hf_format", true);
       const Json* osc = s.cat.torch_scheme(o);
       int4 = int4 || is_int4_weight_only(osc);
       int8 = int8 || (osc && (*osc)["family"] == "int8");
     }
     if (spec.value("no_int4_with_int8", false) && int4 && int8)
       s.conflict("torch.export.format", "layer_quant_config", "Quark's ONNX export does not support INT4 layers mixed with INT8 layers.",
-                 "one scheme for every layer, or export to hf_format");
+                 "one scheme for every layer, or export to hf_format", true);
   }
   if (spec.contains("model_types") && !std::count(spec["model_types"].begin(), spec["model_types"].end(), model_type(s)))
     s.conflict("torch.export.format", "export_format",
                "Quark's " + e + " export supports only " + join(string_list(spec["model_types"])) + " architectures, not " + model_type(s) + ".",
-               "--export hf (then convert with llama.cpp's own tools)");
+               "--export hf (then convert with llama.cpp's own tools)", true);
   if (spec.contains("needs_file") && model(s).contains("model_path")) {
     // A tokenizer.model the exporter reads: only checkable when the files are here.
     std::string dir = model(s)["model_path"];
@@ -620,6 +656,8 @@ void choose_algorithm(PlanState& s) {
       if (!s.cat.torch_algorithm(a))
         s.error("unknown algorithm '" + a + "'" + did_you_mean(a, known) + " (Quark's --quant_algo takes " + join(known) + ")");
     s.reason("algorithm", "torch.algorithm.choose", algos.empty() ? "Your choice: none" : "Your choice");
+  } else if (const Json* d = s.choice("device_strategy"); d && *d == "file2file") {
+    s.reason("algorithm", "torch.algorithm.choose", "None: file-to-file quantization (your device_strategy) applies no algorithm");
   } else if (s.plan.contains("guide_algorithm")) {
     algos = {s.plan["guide_algorithm"].get<std::string>()};
     std::string who = s.recipe && (*s.recipe)["algorithm"] == algos[0] ? "AMD's recipe (" + s.recipe_name + ")"
@@ -638,7 +676,12 @@ void choose_algorithm(PlanState& s) {
                            : algos[0] + ": " + s.plan["global_scheme"].get<std::string>() +
                                  " would otherwise round every weight to nearest (Quark has a built-in " + algos[0] + " config for " + model_type(s) + ")");
   } else {
-    s.reason("algorithm", "torch.algorithm.choose", "None: " + s.plan["global_scheme"].get<std::string>() + " calibrates well on its own");
+    const Json* sc = scheme(s);
+    std::string name = s.plan["global_scheme"].get<std::string>(), why;
+    if (sc && (*sc)["needs_calibration_data"] == true) why = name + " takes its scales from the calibration set; no weight optimizer is needed";
+    else if (sc && (*sc)["weight_only"] == true) why = name + " scales its weights directly; no weight optimizer is needed";
+    else why = name + " scales activations at run time and its weights directly; no weight optimizer is needed";
+    s.reason("algorithm", "torch.algorithm.choose", "None: " + why);
   }
   s.plan.erase("guide_algorithm");
   std::set<std::string> seen;
@@ -672,7 +715,7 @@ void algorithm_model_support(PlanState& s) {
       std::string msg = "Quark has no built-in " + a + " configuration for model type '" + model_type(s) +
                         "': quantize_quark.py raises NotImplementedError unless --quant_algo_config_file gives one.";
       std::string alt = builtin.empty() ? "no algorithm" : join(string_list(builtin));
-      if (user) s.conflict("torch.algorithm.model_support", "algorithm", msg, alt);
+      if (user) s.conflict("torch.algorithm.model_support", "algorithm", msg, alt, true);
       else {
         // A default the model cannot take is dropped, with the reason.
         auto algos = algorithms_of(s);
@@ -1075,10 +1118,27 @@ void fit_accelerators(PlanState& s) { add_estimates(s); }
 void device_strategy(PlanState& s) {
   const Json& fit = s.plan["estimates"].value("fit", Json(nullptr));
   const Json* sc = scheme(s);
-  bool static_acts = sc && (*sc)["needs_calibration_data"].get<bool>();
-  bool f2f_eligible = sc && !static_acts && algorithms_of(s).empty() && !s.plan["kv_cache_scheme"].is_string() &&
-                      s.plan.value("export_format", "hf_format") == "hf_format";
   std::string hw = hw_name(s);
+  // File-to-file writes weights and their scales, shard by shard, on CUDA
+  // (catalog device_facts.file2file): every scheme it would write, global or
+  // per layer, must need neither input scales nor zero points.
+  std::string f2f_blocker;
+  std::vector<std::string> written = {sc ? (*sc)["name"].get<std::string>() : ""};
+  const Json layers = s.plan.value("layer_quant_config", Json::object());
+  for (auto& [p, v] : layers.items())
+    if (v.is_string()) written.push_back(v);
+  for (const auto& n : written) {
+    const Json* w = s.cat.torch_scheme(n);
+    if (!w || !f2f_blocker.empty()) continue;
+    if ((*w)["needs_calibration_data"] == true) f2f_blocker = "static activation scales (" + n + ")";
+    else if ((*w)["weight_symmetric"] == false) f2f_blocker = "zero points of asymmetric weights (" + n + ")";
+  }
+  if (f2f_blocker.empty() && !algorithms_of(s).empty()) f2f_blocker = "algorithms (" + join(algorithms_of(s)) + ")";
+  if (f2f_blocker.empty() && s.plan["kv_cache_scheme"].is_string()) f2f_blocker = "a KV-cache scheme";
+  if (f2f_blocker.empty() && s.plan.value("export_format", "hf_format") != "hf_format")
+    f2f_blocker = "the " + s.plan["export_format"].get<std::string>() + " export";
+  if (f2f_blocker.empty() && hw == "cpu") f2f_blocker = "a CPU run (it always quantizes on cuda)";
+  bool f2f_eligible = sc && f2f_blocker.empty();
   std::string strategy, why;
   int64_t gpus_needed = 1;
   const Json* c = s.choice("device_strategy");
@@ -1097,10 +1157,13 @@ void device_strategy(PlanState& s) {
     why = "Your choice";
     if (want == "file2file" && !f2f_eligible)
       s.conflict("torch.device.strategy", "device_strategy",
-                 "--file2file_quantization quantizes shard by shard without calibration: it cannot apply " +
-                     std::string(static_acts ? "static activation scales" : !algorithms_of(s).empty() ? "algorithms" : s.plan["kv_cache_scheme"].is_string() ? "a KV-cache scheme" : "an export other than hf_format") +
-                     ", and it writes only hf_format.",
-                 "multi_gpu");
+                 "--file2file_quantization writes weights and scales shard by shard, without calibration, only as hf_format, on cuda: it cannot do " +
+                     f2f_blocker + ".",
+                 hw == "cpu" ? "cpu" : "multi_gpu", true);
+    if (hw == "cpu" && (want == "multi_gpu" || want == "multi_device"))
+      s.conflict("torch.device.strategy", "device_strategy",
+                 "--" + want + " places the model with accelerate's device map, which overrides --device cpu: on a CPU the plan runs with --device cpu.",
+                 "cpu", true);
   } else if (hw == "cpu") {
     strategy = "cpu";
     why = "The CPU runs quantization (--device cpu; the script's default device is cuda)";
