@@ -228,6 +228,20 @@ std::vector<std::string> preferred_schemes(const PlanState& s, const std::string
   return ok.empty() ? all : ok;
 }
 
+// An already-quantized source's bits per weight as stored (0 when the source
+// is not pre-quantized): what re-quantizing it must get below to gain anything.
+double source_bits_per_weight(const PlanState& s) {
+  const Json& m = s.analysis["model"];
+  if (!m["pre_quantized"].is_string() || m.value("total_params", uint64_t{0}) == 0) return 0;
+  return 8.0 * static_cast<double>(m.value("size_bytes", uint64_t{0})) / static_cast<double>(m["total_params"].get<uint64_t>());
+}
+
+// Whether `scheme` is meaningfully (half a bit) smaller than the source; true when there is no source size.
+bool smaller_than_source_bits(const PlanState& s, const std::string& scheme, double source_bits) {
+  const Json* x = s.cat.torch_scheme(scheme);
+  return source_bits <= 0 || (x && (*x)["bits_per_weight"].get<double>() < source_bits - 0.5);
+}
+
 std::string first_native(const PlanState& s, const std::vector<std::string>& candidates) {
   for (const auto& c : candidates)
     if (support_of(s, c) == "native") return c;
@@ -381,6 +395,7 @@ void amd_recipe(PlanState& s) {
     if (!std::count(r["hardware"].begin(), r["hardware"].end(), hw)) continue;
     if (!std::count(r["goals"].begin(), r["goals"].end(), s.goal)) continue;
     if (support_of(s, r["scheme"]) != "native") continue;  // a recipe is followed only where it runs natively
+    if (!smaller_than_source_bits(s, r["scheme"], source_bits_per_weight(s))) continue;  // nor to re-quantize a source no smaller
     if (const Json* c = s.choice("global_scheme"); c && *c != r["scheme"]) continue;  // nor against the user's scheme
     s.recipe = &r;
     s.recipe_name = published_name(s, r);
@@ -420,7 +435,8 @@ void choose_scheme(PlanState& s) {
     std::string level = support_of(s, g), note;
     if (!level.empty() && level != "native") {
       const Json* gsc = s.cat.torch_scheme(g);
-      note = g + " is " + (level == "weight_only" ? "weight-only" : level) + " on " + hw_name(s) + (gsc ? ": " + hw_note(s, (*gsc)["family"]) : "");
+      std::string hn = gsc ? hw_note(s, (*gsc)["family"]) : "";
+      note = g + " is " + (level == "weight_only" ? "weight-only" : level) + " on " + hw_name(s) + (hn.empty() ? "" : ". " + hn);
     } else if (const Json *gsc = s.cat.torch_scheme(g), *csc = s.cat.torch_scheme(chosen);
                gsc && csc && (*gsc)["bits_per_weight"].get<double>() > (*csc)["bits_per_weight"].get<double>()) {
       note = g + " is larger (" + (*gsc)["bits_per_weight"].dump() + " vs " + (*csc)["bits_per_weight"].dump() + " bits per weight) and more accurate";
@@ -453,7 +469,35 @@ void choose_scheme(PlanState& s) {
     auto prefs = preferred_schemes(s, s.goal);
     chosen = first_native(s, prefs);
     const Json& goal_pref = s.cat.torch()["scheme_preferences"]["goals"][s.goal];
-    if (chosen.empty()) {
+    // An already-quantized source: re-quantizing to its own size or larger
+    // gains nothing, so the default is the first native scheme smaller than
+    // the source (the goal's, else any goal's), when there is one.
+    std::string smaller_than_source;
+    double source_bits = source_bits_per_weight(s);
+    auto below_source = [&](const std::string& c) { return smaller_than_source_bits(s, c, source_bits); };
+    if (source_bits > 0) {
+      auto smaller = [&](const std::vector<std::string>& list) {
+        std::vector<std::string> out;
+        for (const auto& c : list)
+          if (below_source(c)) out.push_back(c);
+        return out;
+      };
+      // Smaller is the point here: the size goal's order (MXFP4 on CDNA4,
+      // NVFP4 on Blackwell, INT4 elsewhere) unless accuracy was asked for.
+      std::vector<std::string> order = s.goal == "accuracy" ? prefs : preferred_schemes(s, "size");
+      for (const char* g : {s.goal.c_str(), "balanced", "size", "experiment"})
+        for (const auto& c : preferred_schemes(s, g)) order.push_back(c);
+      smaller_than_source = first_native(s, smaller(order));
+      if (!smaller_than_source.empty() && smaller_than_source != chosen) {
+        char bits[16];
+        std::snprintf(bits, sizeof bits, "%.1f", source_bits);
+        chosen = smaller_than_source;
+        why = describe(s, chosen) + ", the first scheme " + hw_name(s) + " runs natively that is smaller than the " +
+              model(s)["pre_quantized"].get<std::string>() + " source (" + bits + " bits per weight as stored)";
+      }
+    }
+    if (!why.empty()) {
+    } else if (chosen.empty()) {
       // Nothing the goal prefers is native here: the most useful native scheme of any goal.
       chosen = first_native(s, only_exportable(s, {"fp8", "int8", "int4_wo_128", "uint4_wo_128", "mxfp4", "nvfp4"}));
       if (chosen.empty()) chosen = prefs.front();
@@ -473,7 +517,9 @@ void choose_scheme(PlanState& s) {
     }
     guide_alternative();
     for (const auto& p : prefs)
-      if (support_of(s, p) == "native") add_alt(p, "the " + s.goal + " goal", "also native on " + hw_name(s));
+      if (support_of(s, p) == "native")
+        add_alt(p, "the " + s.goal + " goal",
+                below_source(p) ? "also native on " + hw_name(s) : "native on " + hw_name(s) + ", but no smaller than the source");
   }
   s.plan["global_scheme"] = chosen;
   s.plan["alternatives"] = alternatives;

@@ -417,8 +417,17 @@ std::vector<Scenario> scenarios() {
        }},
       {"torch.pre_quantized.dequantized", [] {
          // gpt-oss-20b ships MXFP4 experts: Quark loads it dequantized to BF16, so
-         // calibration needs the BF16 size, and an FP8 plan is larger than the source.
-         auto o = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         // calibration needs the BF16 size. The default is a native scheme smaller
+         // than the source; an FP8 plan the user asks for is larger, and says so.
+         auto dflt = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_EQ(dflt.plan["global_scheme"], "int4_wo_128");
+         EXPECT_NE(dflt.plan["reasons"]["global_scheme"].get<std::string>().find("smaller than the mxfp4 source"), std::string::npos);
+         ASSERT_EQ(dflt.plan["estimates"]["weights"][1]["scheme"], "int4_wo_128");  // [0] is the original
+         EXPECT_LT(dflt.plan["estimates"]["weights"][1]["bytes"].get<uint64_t>(), dflt.plan["estimates"]["weights"][0]["bytes"].get<uint64_t>());
+         auto o = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.choices["global_scheme"] = "fp8";
+         });
          ASSERT_NE(o.status, PlanStatus::kRefused);
          bool load = false, larger = false;
          for (const auto& r : o.plan["risks"]) {

@@ -201,7 +201,7 @@ TEST(Report, EachPlanShowsItsChartsOrSaysWhyNot) {
   EXPECT_NE(dense.find("excluded</span> by the pattern lm_head"), std::string::npos);
   std::string moe = render(p[3].plan, p[3].analysis);
   EXPECT_NE(moe.find("<strong>Does not fit</strong>"), std::string::npos);
-  EXPECT_NE(moe.find("calibration needs 9 of them, deployment 4."), std::string::npos);
+  EXPECT_NE(moe.find("calibration needs 9 of them, deployment 3."), std::string::npos);
   EXPECT_NE(moe.find("Mixture of experts: 256 experts"), std::string::npos);
   EXPECT_NE(moe.find("Multi-head latent attention (MLA)"), std::string::npos);
   EXPECT_NE(moe.find("model.layers.*.mlp.experts.*.down_proj"), std::string::npos);
