@@ -38,6 +38,8 @@ int run_explain_command(const ExplainArgs& a) {
     Json analysis = check.analysis;
     std::string analysis_note = analysis.is_null() ? "(analysis " + check.analysis_path + " not found: template defaults from the catalog)" : "";
     Invocation inv = plan_invocation(plan, analysis, a.catalog_dir);
+    Json env = Json::object();
+    for (const auto& [k, v] : inv.env) env[k] = v;
     Json table = decision_table(plan);
     if (a.json) {
       Json j = {{"plan", a.plan},
@@ -47,7 +49,7 @@ int run_explain_command(const ExplainArgs& a) {
                 {"risks", plan["risks"]},
                 {"open_questions", plan["open_questions"]},
                 {"estimates", plan.value("estimates", Json::object())},
-                {"invocation", {{"tool", inv.tool}, {"args", inv.args}, {"text", inv.text}, {"qconfig", inv.fields}}}};
+                {"invocation", {{"tool", inv.tool}, {"env", env}, {"args", inv.args}, {"text", inv.text}, {"qconfig", inv.fields}}}};
       std::fputs(dump_json(j).c_str(), stdout);
       return kExitOk;
     }

@@ -55,7 +55,24 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
   if (strategy == "cpu" || plan.value("hardware", Json(nullptr)) == "cpu") a.insert(a.end(), {"--device", "cpu"});
   if (plan["evaluation_intent"] == "none" || strategy == "file2file") a.push_back("--skip_evaluation");
   if (!plan.value("trust_remote_code", false)) a.push_back("--no_trust_remote_code");
-  std::string t = "python quantize_quark.py";
+  // quantize_quark.py sets CUDA_VISIBLE_DEVICES=0 at import when it is unset
+  // (ROCm's PyTorch honours it too): a plan that spreads the model must name
+  // every device, or accelerate's device map sees one.
+  if (strategy == "multi_gpu" || strategy == "multi_device") {
+    int64_t n = 0;
+    if (plan.contains("request") && plan["request"].value("gpus", Json(0)).is_number_integer()) n = plan["request"]["gpus"].get<int64_t>();
+    if (n <= 0 && plan.value("accelerators_needed", Json(nullptr)).is_number_integer()) n = plan["accelerators_needed"].get<int64_t>();
+    if (n <= 0 || n > 4096) n = 8;
+    std::string devices;
+    for (int64_t i = 0; i < n; ++i) devices += (i ? "," : "") + std::to_string(i);
+    inv.env.emplace_back("CUDA_VISIBLE_DEVICES", devices);
+    inv.fields["env"] = {{"CUDA_VISIBLE_DEVICES", devices}};
+  }
+  std::string t;
+  if (!inv.env.empty())
+    t = "# quantize_quark.py makes only GPU 0 visible unless CUDA_VISIBLE_DEVICES is set\n";
+  for (const auto& [k, v] : inv.env) t += k + "=" + shell_quote(v) + " ";
+  t += "python quantize_quark.py";
   for (size_t i = 0; i < a.size(); ++i) t += (a[i].rfind("--", 0) == 0 ? " \\\n    " : " ") + shell_quote(a[i]);
   inv.text = t + "\n";
   // Steps after Quark the plan's hardware needs (Ryzen AI: ONNX Runtime GenAI export).

@@ -10,6 +10,7 @@ namespace quarkplan {
 struct Invocation {
   std::string tool;                 // "quantize_quark.py" | "quark.onnx QConfig" | "quark.onnx get_default_config"
   std::vector<std::string> args;    // Torch: argv after the script
+  std::vector<std::pair<std::string, std::string>> env;  // Torch: variables the command must run with
   std::string text;                 // printable form (shell command or QConfig)
   Json fields;                      // ONNX: QConfig fields as data
 };

@@ -1205,7 +1205,7 @@ void device_strategy(PlanState& s) {
       s.conflict("torch.device.strategy", "device_strategy",
                  "--file2file_quantization writes weights and scales shard by shard, without calibration, only as hf_format, on cuda: it cannot do " +
                      f2f_blocker + ".",
-                 hw == "cpu" ? "cpu" : "multi_gpu", true);
+                 hw == "cpu" ? "cpu" : gpus_needed <= 1 ? "single" : "multi_gpu", true);
     if (hw == "cpu" && (want == "multi_gpu" || want == "multi_device"))
       s.conflict("torch.device.strategy", "device_strategy",
                  "--" + want + " places the model with accelerate's device map, which overrides --device cpu: on a CPU the plan runs with --device cpu.",
@@ -1237,8 +1237,10 @@ void device_strategy(PlanState& s) {
            f2f_eligible ? "Use file-to-file quantization (device_strategy=file2file), or run on a machine with more accelerators."
                         : "Run on a machine with " + std::to_string(gpus_needed) + " accelerators, or use --multi_device (CPU offload: slow, no algorithms).");
   if (strategy == "multi_device" && !algorithms_of(s).empty())
-    s.risk("torch.device.strategy", "medium", "--multi_device offloads to CPU and does not support algorithms (" + s.plan["algorithm"].get<std::string>() + ").",
-           "Use --multi_gpu with enough accelerators.");
+    s.conflict("torch.device.strategy", "device_strategy",
+               "--multi_device offloads to CPU and, as its help text says, supports only quantization without algorithms (the plan has " +
+                   s.plan["algorithm"].get<std::string>() + ").",
+               gpus_needed <= 1 ? "single" : "multi_gpu");
   s.plan["device_strategy"] = strategy;
   s.plan["accelerators_needed"] = fit.is_object() ? Json(gpus_needed) : Json(nullptr);
   s.reason("device_strategy", "torch.device.strategy", why);

@@ -260,6 +260,14 @@ void plan_and_check(const std::string& model, PlanRequest req, Tally& t, const s
     return;
   }
   std::vector<std::string> bad = quark_semantics(p, o.plan, a);
+  // quantize_quark.py pins CUDA_VISIBLE_DEVICES=0 when unset: spreading the model needs every device named.
+  bool spreads = p.has("--multi_gpu") || p.has("--multi_device");
+  std::string visible;
+  for (const auto& [k, v] : inv.env)
+    if (k == "CUDA_VISIBLE_DEVICES") visible = v;
+  if (spreads != !visible.empty()) bad.push_back("CUDA_VISIBLE_DEVICES '" + visible + "' with --multi_gpu/--multi_device " + (spreads ? "set" : "unset"));
+  if (!visible.empty() && inv.text.find("CUDA_VISIBLE_DEVICES=" + visible + " python quantize_quark.py") == std::string::npos)
+    bad.push_back("the printed command does not set CUDA_VISIBLE_DEVICES");
   EXPECT_TRUE(bad.empty()) << label << ": " << quarkplan::join(bad, "; ") << "\n" << inv.text;
   ++t.invocations;
   t.schemes.insert(str(o.plan, "global_scheme"));
@@ -415,6 +423,14 @@ TEST(QuarkCli, InsistKeepsEmulationButNeverWhatQuarkRejects) {
     EXPECT_EQ(o.conflicts[0].rule, rule);
     EXPECT_NE(o.conflicts[0].message.find("--insist cannot keep it"), std::string::npos) << o.conflicts[0].message;
   }
+  // --multi_device with an algorithm: its help text says it runs none; a conflict, kept only when insisted on.
+  PlanRequest md = request("mi300x", "size");
+  md.confirmed = true;
+  set(md, "device_strategy=multi_device");
+  quarkplan::PlanOutcome mdo = quarkplan::make_plan(hf_analysis("llama-3.1-8b"), md);
+  ASSERT_FALSE(mdo.conflicts.empty());
+  EXPECT_EQ(mdo.conflicts[0].rule, "torch.device.strategy");
+  EXPECT_EQ(mdo.conflicts[0].alternative, "single");  // an 8B model calibrates on one MI300X
   // File-to-file chosen by the user: the default AWQ of INT4 is left out (f2f applies none), said so.
   quarkplan::PlanOutcome f2f = outcome("llama-3.1-8b", request("mi300x"), {"global_scheme=int4_wo_128", "device_strategy=file2file"});
   ASSERT_TRUE(f2f.conflicts.empty()) << f2f.conflicts[0].message;
