@@ -242,6 +242,14 @@ bool smaller_than_source_bits(const PlanState& s, const std::string& scheme, dou
   return source_bits <= 0 || (x && (*x)["bits_per_weight"].get<double>() < source_bits - 0.5);
 }
 
+// Module i is an MoE router (by the structure's role, else by the usual names).
+bool is_router(PlanState& s, size_t i) {
+  const std::string& m = s.modules()[i];
+  if (!s.module_roles[i].empty()) return s.module_roles[i] == "router";
+  auto last = m.substr(m.rfind('.') + 1);
+  return last == "gate" || last == "router" || m.find("shared_expert_gate") != std::string::npos;
+}
+
 std::string first_native(const PlanState& s, const std::vector<std::string>& candidates) {
   for (const auto& c : candidates)
     if (support_of(s, c) == "native") return c;
@@ -895,17 +903,39 @@ void exclude_layers(PlanState& s) {
       }
     }
     s.plan["exclude_layers"] = kept;
-    std::vector<std::string> dropped;
-    for (const auto& d : defaults)
-      if (!std::count(kept.begin(), kept.end(), d)) dropped.push_back(d);
+    // A default counts as dropped only when modules it excluded are no longer
+    // excluded: compared by what the patterns match ('*lm_head' keeps 'lm_head').
+    std::vector<std::string> dropped, dropped_other;
+    std::vector<QuarkPattern> kept_patterns;
+    for (const auto& k : kept) kept_patterns.emplace_back(k.get<std::string>());
+    const auto& mods = s.modules();
+    for (const auto& d : defaults) {
+      if (!d.is_string() || std::count(kept.begin(), kept.end(), d)) continue;
+      QuarkPattern dp(d.get<std::string>());
+      size_t lost = 0;
+      for (size_t i = 0; i < mods.size(); ++i) {
+        const std::string& m = mods[i];
+        if (!dp.matches(m)) continue;
+        // Routers may be wrapped as "<router>.linear": either name covers one (as torch.moe.routers counts it).
+        bool router = is_router(s, i);
+        bool still = false;
+        for (const auto& kp : kept_patterns) still = still || kp.matches(m) || (router && kp.matches(m + ".linear"));
+        lost += still ? 0 : 1;
+      }
+      if (lost == 0) continue;
+      std::string entry = d.get<std::string>() + " (" + std::to_string(lost) + (lost == 1 ? " module)" : " modules)");
+      dropped.push_back(entry);
+      // lm_head has its own rule (torch.exclude.lm_head): not said twice.
+      if (d != "lm_head" && d != "*lm_head" && !(tmpl(s) && d == (*tmpl(s))["lm_head"])) dropped_other.push_back(entry);
+    }
     s.reason("exclude_layers", "torch.exclude.template_defaults",
              who + " REPLACES the template defaults (--exclude_layers is not additive)" +
                  (dropped.empty() ? std::string() : "; no longer excluded: " + join(dropped)));
-    if (kept.empty() && c)
-      s.risk("torch.exclude.template_defaults", "high", "Nothing is excluded: lm_head, routers and every template default get quantized.",
+    if (kept.empty() && c && !dropped_other.empty())
+      s.risk("torch.exclude.template_defaults", "high", "Nothing is excluded: the template defaults get quantized too: " + join(dropped_other) + ".",
              "Omit --exclude to keep the template defaults (" + join(string_list(defaults)) + ").");
-    else if (!dropped.empty() && c)
-      s.risk("torch.exclude.template_defaults", "medium", "Your exclusions replace the template defaults; these are now quantized: " + join(dropped) + ".",
+    else if (!dropped_other.empty() && c)
+      s.risk("torch.exclude.template_defaults", "medium", "Your exclusions replace the template defaults; these are now quantized: " + join(dropped_other) + ".",
              "Add them to your --exclude list to keep them in full precision.");
   }
 }
@@ -1011,11 +1041,7 @@ void moe_routers(PlanState& s) {
   size_t quantized = 0;
   std::string example;
   for (size_t i = 0; i < mods.size(); ++i) {
-    bool router = s.module_roles[i] == "router";
-    if (s.module_roles[i].empty()) {  // names the structure did not describe: the usual router names
-      auto last = mods[i].substr(mods[i].rfind('.') + 1);
-      router = last == "gate" || last == "router" || mods[i].find("shared_expert_gate") != std::string::npos;
-    }
+    bool router = is_router(s, i);
     if (router && !excluded[i] && covered(mods[i])) excluded[i] = 1;
     if (router && !excluded[i]) {
       ++quantized;

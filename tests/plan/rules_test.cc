@@ -605,6 +605,17 @@ std::vector<Scenario> scenarios() {
          EXPECT_TRUE(cites(rep, "torch.exclude.template_defaults"));
          auto typo = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["exclude_layers"] = Json::array({"*self_atn*"}); });
          EXPECT_EQ(typo.status, PlanStatus::kInvalid);
+         // What is dropped is what the patterns no longer match: AMD's DeepSeek MXFP4 list
+         // ('*lm_head', '*mlp.gate.*') still covers lm_head and the routers.
+         auto recipe = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+         EXPECT_EQ(recipe.plan["reasons"]["exclude_layers"].get<std::string>().find("no longer excluded"), std::string::npos)
+             << recipe.plan["reasons"]["exclude_layers"];
+         auto text_differs = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) {
+           r.hardware = "h100";
+           r.choices["exclude_layers"] = Json::parse(R"(["*lm_head","*self_attn*","*.gate"])");
+         });
+         EXPECT_EQ(text_differs.plan["reasons"]["exclude_layers"].get<std::string>().find("no longer excluded"), std::string::npos)
+             << text_differs.plan["reasons"]["exclude_layers"];
        }},
       {"torch.layer_quant_config.patterns", [] {
          auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["global_scheme"] = "mxfp4"; r.choices["layer_quant_config.*self_attn*"] = "fp8"; });
