@@ -403,6 +403,8 @@ void amd_recipe(PlanState& s) {
     if (!std::count(r["hardware"].begin(), r["hardware"].end(), hw)) continue;
     if (!std::count(r["goals"].begin(), r["goals"].end(), s.goal)) continue;
     if (support_of(s, r["scheme"]) != "native") continue;  // a recipe is followed only where it runs natively
+    // nor for models much smaller than the ones AMD released it for (small models lose more at 4 bits)
+    if (r.contains("min_params_b") && static_cast<double>(model(s).value("total_params", uint64_t{0})) < r["min_params_b"].get<double>() * 1e9) continue;
     if (!smaller_than_source_bits(s, r["scheme"], source_bits_per_weight(s))) continue;  // nor to re-quantize a source no smaller
     if (const Json* c = s.choice("global_scheme"); c && *c != r["scheme"]) continue;  // nor against the user's scheme
     s.recipe = &r;
@@ -421,7 +423,12 @@ void choose_scheme(PlanState& s) {
     std::string name = c->is_string() ? c->get<std::string>() : c->dump();
     s.plan["global_scheme"] = name;
     if (!s.cat.torch_scheme(name)) {
-      s.error("unknown scheme '" + name + "'" + did_you_mean(name, scheme_names(s)) + "; list them with `quarkplan catalog torch`");
+      const Json& legacy = s.cat.torch()["legacy_scheme_names"]["names"];
+      if (legacy.contains(name))
+        s.error("'" + name + "' is the scheme's name before Quark 0.11 (older AMD model cards use it); today's quantize_quark.py calls it " +
+                legacy[name].get<std::string>());
+      else
+        s.error("unknown scheme '" + name + "'" + did_you_mean(name, scheme_names(s)) + "; list them with `quarkplan catalog torch`");
       return;
     }
     s.reason("global_scheme", "torch.scheme.choose", "Your choice: " + describe(s, name));
@@ -627,6 +634,11 @@ void export_format(PlanState& s) {
   }
   const Json& spec = ex[e];
   s.plan["export_format"] = spec["flag"];
+  if (const Json* acc = s.accelerator; acc && (*acc).contains("llm_export") && (*acc)["llm_export"] != spec["flag"])
+    s.conflict("torch.export.format", "export_format",
+               "On " + hw_name(s) + ", LLMs run from a " + (*acc)["llm_export"].get<std::string>() + " checkpoint (" +
+                   (*acc).value("llm_export_why", std::string("the accelerator's own flow")) + "): Quark's " + e + " export does not run there.",
+               "--export hf");
   std::string who = s.req.export_format.empty() && !s.choice("export_format") ? "The default: " : "Your choice: ";
   s.reason("export_format", "torch.export.format", who + spec["flag"].get<std::string>() + (e == "hf" ? " (Hugging Face safetensors)" : ""));
   const Json* sc = scheme(s);
@@ -1276,7 +1288,7 @@ void device_strategy(PlanState& s) {
     if (s.recipe && s.recipe->contains("after_quark")) steps = (*s.recipe)["after_quark"];
     s.plan["post_quark_steps"] = steps;
     s.reason("post_quark_steps", "torch.device.strategy",
-             "AMD's Ryzen AI flow: export hf_format, build the ONNX Runtime GenAI model, then model_generate on the Ryzen AI PC");
+             "AMD's Ryzen AI flow (\"Preparing OGA Models\"): export hf_format, then model_generate on the Ryzen AI PC, which builds the ONNX Runtime GenAI model from it");
   }
 }
 

@@ -68,8 +68,14 @@ TEST(TorchDecisionGuide, EveryRowIsTheDefaultOrTheFirstAlternative) {
   EXPECT_TRUE(guide_is_first_alternative(torch_plan("llama-3.1-8b", "b200", ""), "nvfp4"));
   // "I want to experiment" -> mxfp4 (native on MI355X)
   EXPECT_EQ(torch_plan("llama-3.1-8b", "mi355x", "experiment")["global_scheme"], "mxfp4");
-  // MI350/MI355X run MXFP4 natively (AMD's Llama MXFP4 recipe)
-  EXPECT_EQ(torch_plan("llama-3.1-8b", "mi355x", "")["global_scheme"], "mxfp4");
+  // MI350/MI355X run MXFP4 natively (AMD's Llama MXFP4 recipe, released for 70B and larger)
+  EXPECT_EQ(torch_plan("llama-3.1-70b", "mi355x", "")["global_scheme"], "mxfp4");
+  // An 8B model is below the sizes AMD released MXFP4 Llama for: FP8, with the guide's mxfp4 as the first alternative.
+  EXPECT_EQ(torch_plan("llama-3.1-8b", "mi355x", "")["global_scheme"], "fp8");
+  EXPECT_TRUE(guide_is_first_alternative(torch_plan("llama-3.1-8b", "mi355x", ""), "mxfp4"));
+  // Accuracy on AMD Instinct: PTPC-FP8, AMD's practice (amd/*-ptpc).
+  EXPECT_EQ(torch_plan("qwen3-8b", "mi300x", "accuracy")["global_scheme"], "ptpc_fp8");
+  EXPECT_EQ(torch_plan("llama-3.1-8b", "mi355x", "accuracy")["global_scheme"], "ptpc_fp8");
   // Mixed: MXFP4 with 8-bit attention (PTPC-FP8, as AMD's AttnFP8 releases)
   Json mixed = torch_plan("llama-3.1-8b", "mi355x", "mixed");
   EXPECT_EQ(mixed["global_scheme"], "mxfp4");

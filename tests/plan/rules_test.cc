@@ -455,8 +455,12 @@ std::vector<Scenario> scenarios() {
          EXPECT_EQ(ds.plan["global_scheme"], "mxfp4");
          EXPECT_EQ(ds.plan["exclude_layers"], Json::parse(R"(["*self_attn*","*mlp.gate.*","*lm_head","model.layers.61.*"])"));
          // AMD's Llama MXFP4 recipe (autosmoothquant with mxfp4) is not flagged as an unusual pairing.
-         auto mx = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+         auto mx = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "mi355x"; });
          EXPECT_EQ(mx.plan["algorithm"], "autosmoothquant");
+         // Released for 70B and larger: an 8B Llama does not take it.
+         auto small = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+         EXPECT_EQ(small.plan["global_scheme"], "fp8");
+         EXPECT_FALSE(cites(small, "torch.recipe.amd"));
          EXPECT_FALSE(cites(mx, "torch.algorithm.smoothquant_needs_activations"));
          // A recipe never overrides the user's scheme.
          auto own = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int8"; });
