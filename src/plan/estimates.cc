@@ -194,8 +194,9 @@ void add_estimates(PlanState& s) {
              "Serving needs " + std::to_string(deploy_n) + " x " + hw + ": the quantized weights and KV cache take " + format_bytes(deploy) + " (" + each +
                  " each); " + avail + ".",
              "Deploy with tensor parallelism over " + std::to_string(deploy_n) + " accelerators, pick a smaller scheme, or shorten the context (--context).");
-    if (calib_n > std::max<int64_t>(have, 1))
-      s.risk("torch.fit.accelerators", have > 0 ? "high" : "medium",
+    // With a known count, the device_strategy row judges it (it knows whether the shards can be streamed instead).
+    if (calib_n > 1 && have == 0)
+      s.risk("torch.fit.accelerators", "medium",
              "Calibration loads " + format_bytes(loaded_bytes) + (pre_quantized ? " (the source dequantized to BF16)" : "") + " plus working memory (" +
                  format_bytes(calib) + "): " + std::to_string(calib_n) + " x " + hw + " (" + each + " each); " + avail + ".",
              "The device_strategy row spreads it (--multi_gpu) or streams it (--file2file_quantization where the scheme allows).");

@@ -39,12 +39,14 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
   }
   if (plan["algorithm"].is_string()) a.insert(a.end(), {"--quant_algo", plan["algorithm"]});
   if (plan["kv_cache_scheme"].is_string()) a.insert(a.end(), {"--kv_cache_dtype", plan["kv_cache_scheme"]});
-  a.insert(a.end(), {"--dataset", plan["calibration"]["dataset"], "--num_calib_data", plan["calibration"]["num_calib_data"].dump(),
-                     "--seq_len", plan["calibration"]["seq_len"].dump()});
-  if (plan["calibration"].contains("batch_size") && plan["calibration"]["batch_size"] != 1)
-    a.insert(a.end(), {"--batch_size", plan["calibration"]["batch_size"].dump()});
-  if (plan.contains("data_type") && plan["data_type"].is_string()) a.insert(a.end(), {"--data_type", plan["data_type"]});
   std::string strategy = plan.value("device_strategy", "");
+  if (strategy != "file2file") {  // file-to-file never calibrates: its calibration flags would be ignored
+    a.insert(a.end(), {"--dataset", plan["calibration"]["dataset"], "--num_calib_data", plan["calibration"]["num_calib_data"].dump(),
+                       "--seq_len", plan["calibration"]["seq_len"].dump()});
+    if (plan["calibration"].contains("batch_size") && plan["calibration"]["batch_size"] != 1)
+      a.insert(a.end(), {"--batch_size", plan["calibration"]["batch_size"].dump()});
+  }
+  if (plan.contains("data_type") && plan["data_type"].is_string()) a.insert(a.end(), {"--data_type", plan["data_type"]});
   std::string export_flag = plan.value("export_format", "hf_format");
   // --file2file_quantization returns right after writing hf_format shards:
   // the planner never pairs it with another export (a conflict).

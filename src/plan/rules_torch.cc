@@ -1217,11 +1217,13 @@ void device_strategy(PlanState& s) {
     if ((*w)["needs_calibration_data"] == true) f2f_blocker = "static activation scales (" + n + ")";
     else if ((*w)["weight_symmetric"] == false) f2f_blocker = "zero points of asymmetric weights (" + n + ")";
   }
-  if (f2f_blocker.empty() && !algorithms_of(s).empty()) f2f_blocker = "algorithms (" + join(algorithms_of(s)) + ")";
   if (f2f_blocker.empty() && s.plan["kv_cache_scheme"].is_string()) f2f_blocker = "a KV-cache scheme";
   if (f2f_blocker.empty() && s.plan.value("export_format", "hf_format") != "hf_format")
     f2f_blocker = "the " + s.plan["export_format"].get<std::string>() + " export";
   if (f2f_blocker.empty() && hw == "cpu") f2f_blocker = "a CPU run (it always quantizes on cuda)";
+  // Only a default algorithm in the way: file-to-file can still run without it.
+  bool f2f_but_default_algorithm = sc && f2f_blocker.empty() && !algorithms_of(s).empty() && !s.choice("algorithm");
+  if (f2f_blocker.empty() && !algorithms_of(s).empty()) f2f_blocker = "algorithms (" + join(algorithms_of(s)) + ")";
   bool f2f_eligible = sc && f2f_blocker.empty();
   std::string strategy, why;
   int64_t gpus_needed = 1;
@@ -1264,6 +1266,25 @@ void device_strategy(PlanState& s) {
     strategy = "file2file";
     why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + std::to_string(s.accelerator_count) +
           " are available: file-to-file quantization streams the shards instead (no calibration needed for " + (*sc)["name"].get<std::string>() + ")";
+  } else if (f2f_but_default_algorithm && s.accelerator_count > 0 && s.accelerator_count < gpus_needed) {
+    // The default algorithm needs the whole model in memory, which the
+    // accelerators available cannot hold: stream the shards without it.
+    strategy = "file2file";
+    std::string dropped = s.plan["algorithm"].get<std::string>();
+    why = "Calibration with " + dropped + " needs " + std::to_string(gpus_needed) + " x " + hw + " but " + std::to_string(s.accelerator_count) +
+          " are available: file-to-file quantization streams the shards instead, without " + dropped;
+    s.plan["algorithm"] = nullptr;
+    s.reason("algorithm", "torch.device.strategy",
+             "None: the default " + dropped + " needs the whole model in memory (" + std::to_string(gpus_needed) + " x " + hw + "), and file-to-file applies none");
+    s.risk("torch.device.strategy", "medium",
+           (*sc)["name"].get<std::string>() + " without " + dropped + " rounds every weight to nearest: " + std::to_string(s.accelerator_count) + " x " + hw +
+               " cannot hold the model for " + dropped + ".",
+           "With " + std::to_string(gpus_needed) + " or more accelerators (--gpus), --algorithm " + dropped + " and device_strategy=multi_gpu.");
+  } else if (!f2f_eligible && algorithms_of(s).empty() && s.accelerator_count > 0 && s.accelerator_count < gpus_needed) {
+    // Static scales need calibration: CPU offload is the one way that fits.
+    strategy = "multi_device";
+    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + std::to_string(s.accelerator_count) +
+          " are available, and file-to-file cannot do " + f2f_blocker + ": --multi_device offloads the rest to CPU memory (slow)";
   } else {
     strategy = "multi_gpu";
     why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " (--multi_gpu spreads the model)";
@@ -1279,6 +1300,16 @@ void device_strategy(PlanState& s) {
                "--multi_device offloads to CPU and, as its help text says, supports only quantization without algorithms (the plan has " +
                    s.plan["algorithm"].get<std::string>() + ").",
                gpus_needed <= 1 ? "single" : "multi_gpu");
+  // File-to-file loads about one shard and never calibrates: the calibration
+  // rows and the calibration-memory risk no longer apply.
+  if (strategy == "file2file") {
+    for (const char* row : {"calibration_dataset", "num_calib_data", "seq_len"})
+      if (s.reasons.contains(row)) s.reason(row, "torch.device.strategy", "Not used: file-to-file quantization does not calibrate (the command leaves it out)");
+    Json kept = Json::array();
+    for (const auto& r : s.risks)
+      if (!(r["rule"] == "torch.fit.accelerators" && r["message"].get<std::string>().rfind("Calibration loads", 0) == 0)) kept.push_back(r);
+    s.risks = kept;
+  }
   s.plan["device_strategy"] = strategy;
   s.plan["accelerators_needed"] = fit.is_object() ? Json(gpus_needed) : Json(nullptr);
   s.reason("device_strategy", "torch.device.strategy", why);

@@ -162,10 +162,14 @@ std::vector<std::string> quark_semantics(const Parsed& a, const Json& plan, cons
                                              : analysis["quantization_targets"]["exclude_defaults"];
   check(effective == plan["exclude_layers"], "effective exclusions " + effective.dump() + " differ from the plan's " + plan["exclude_layers"].dump());
   const Json& cal = plan["calibration"];
-  check(a.one("--dataset") == cal["dataset"], "--dataset differs from the plan");
-  check(a.one("--num_calib_data") == cal["num_calib_data"].dump(), "--num_calib_data differs from the plan");
-  check(a.one("--seq_len") == cal["seq_len"].dump(), "--seq_len differs from the plan");
-  check((a.has("--batch_size") ? a.one("--batch_size") : "1") == cal.value("batch_size", Json(1)).dump(), "--batch_size differs from the plan");
+  if (a.has("--file2file_quantization")) {  // it never calibrates: no calibration flags for it to ignore
+    for (const char* f : {"--dataset", "--num_calib_data", "--seq_len", "--batch_size"}) check(!a.has(f), std::string(f) + " with file-to-file, which ignores it");
+  } else {
+    check(a.one("--dataset") == cal["dataset"], "--dataset differs from the plan");
+    check(a.one("--num_calib_data") == cal["num_calib_data"].dump(), "--num_calib_data differs from the plan");
+    check(a.one("--seq_len") == cal["seq_len"].dump(), "--seq_len differs from the plan");
+    check((a.has("--batch_size") ? a.one("--batch_size") : "1") == cal.value("batch_size", Json(1)).dump(), "--batch_size differs from the plan");
+  }
   check(a.has("--trust_remote_code") == (plan["trust_remote_code"] == true) && a.has("--trust_remote_code") != a.has("--no_trust_remote_code"),
         "remote code trust differs from the plan (Quark's default is to trust it)");
   check(a.has("--skip_evaluation") == (plan["evaluation_intent"] == "none" || a.has("--file2file_quantization")),
