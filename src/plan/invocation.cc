@@ -55,7 +55,10 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
   else if (strategy == "multi_gpu") a.push_back("--multi_gpu");
   else if (strategy == "multi_device") a.push_back("--multi_device");
   if (strategy == "cpu" || plan.value("hardware", Json(nullptr)) == "cpu") a.insert(a.end(), {"--device", "cpu"});
-  if (plan["evaluation_intent"] == "none" || strategy == "file2file") a.push_back("--skip_evaluation");
+  // Evaluation flags per intent are catalog data; file-to-file never evaluates.
+  if (strategy == "file2file") a.push_back("--skip_evaluation");
+  else if (plan["evaluation_intent"].is_string() && cat.torch()["evaluation_flags"].contains(plan["evaluation_intent"].get<std::string>()))
+    for (const auto& f : cat.torch()["evaluation_flags"][plan["evaluation_intent"].get<std::string>()]) a.push_back(f);
   if (!plan.value("trust_remote_code", false)) a.push_back("--no_trust_remote_code");
   // quantize_quark.py sets CUDA_VISIBLE_DEVICES=0 at import when it is unset
   // (ROCm's PyTorch honours it too): a plan that spreads the model must name

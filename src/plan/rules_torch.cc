@@ -1194,7 +1194,9 @@ void evaluation_intent(PlanState& s) {
     s.reason("evaluation_intent", "torch.evaluation_intent", "Your choice");
     return;
   }
-  s.reason("evaluation_intent", "torch.evaluation_intent", "Quark's planning guide: smoke, a quick perplexity check after quantization");
+  std::string flags = join(string_list(s.cat.torch()["evaluation_flags"]["smoke"]), " ");
+  s.reason("evaluation_intent", "torch.evaluation_intent",
+           "Quark's planning guide: smoke, a quick perplexity check after quantization" + (flags.empty() ? std::string() : " (" + flags + "; full evaluates every wikitext sample)"));
 }
 
 void fit_accelerators(PlanState& s) { add_estimates(s); }

@@ -174,6 +174,9 @@ std::vector<std::string> quark_semantics(const Parsed& a, const Json& plan, cons
         "remote code trust differs from the plan (Quark's default is to trust it)");
   check(a.has("--skip_evaluation") == (plan["evaluation_intent"] == "none" || a.has("--file2file_quantization")),
         "evaluation runs when the plan says none, or not when it asks for it");
+  // Without --num_eval_data Quark evaluates every wikitext sample: a smoke check names a small count, full none.
+  if (!a.has("--skip_evaluation"))
+    check(a.has("--num_eval_data") == (plan["evaluation_intent"] == "smoke"), "--num_eval_data does not match evaluation_intent " + plan["evaluation_intent"].dump());
   // Exports, file-to-file mode and the device.
   std::vector<std::string> exports;
   if (a.has("--model_export"))
@@ -376,6 +379,11 @@ TEST(QuarkCli, EverySchemeAlgorithmStrategyAndOverridePrintsAnInvocationQuarkRun
         set(r, "algorithm=" + al.get<std::string>());
         plan_and_check(model, r, t, al.get<std::string>() + " with " + scheme + " on " + model);
       }
+  for (const char* e : {"none", "smoke", "full"}) {
+    PlanRequest r = request("mi300x");
+    set(r, std::string("evaluation_intent=") + e);
+    plan_and_check("llama-3.1-8b", r, t, std::string("evaluation ") + e);
+  }
   for (const char* kv : {"fp8", "null"}) {
     PlanRequest r = request("mi300x");
     set(r, std::string("kv_cache_scheme=") + kv);
