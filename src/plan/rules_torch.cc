@@ -375,6 +375,23 @@ void resolve_hardware(PlanState& s) {
            (source == "your choice" ? "Your choice: " : "From " + source + ": ") + count + (*s.accelerator)["name"].get<std::string>() + " (" +
                (*s.accelerator)["arch"].get<std::string>() + mem + ")" +
                (s.accelerator_count > 0 ? "; the count from " + s.accelerator_count_source : ""));
+  // Deployment-only devices (Ryzen AI PCs) run models up to a size and of the
+  // families their LLM flow supports (catalog llm_limits).
+  if (const Json& lim = (*s.accelerator).value("llm_limits", Json(nullptr)); lim.is_object()) {
+    double params_b = static_cast<double>(model(s).value("total_params", uint64_t{0})) / 1e9;
+    std::string name = (*s.accelerator)["name"];
+    if (lim.contains("max_params_b") && params_b > lim["max_params_b"].get<double>()) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.0fB", params_b);
+      s.conflict("torch.hardware.resolve", "hardware",
+                 "A " + std::string(b) + "-parameter model does not run on " + name + ": " + lim["why"].get<std::string>() + ".",
+                 "an Instinct or data-center GPU (e.g. --hardware mi300x), or a model of at most " + lim["max_params_b"].dump() + "B");
+    } else if (lim.contains("model_types") && !std::count(lim["model_types"].begin(), lim["model_types"].end(), model_type(s))) {
+      s.risk("torch.hardware.resolve", "high",
+             "Model type '" + model_type(s) + "' is not among the families " + name + "'s LLM flow supports (" + join(string_list(lim["model_types"])) + ").",
+             "Check AMD's Ryzen AI model list before quantizing, or deploy on a GPU.");
+    }
+  }
 }
 
 // The published checkpoint of a recipe closest to this model: the one whose

@@ -98,7 +98,14 @@ TEST(TorchDecisionGuide, EveryHardwareAndGoalDefaultsToANativeScheme) {
         r.goal = goal;
         auto o = quarkplan::make_plan(hf_analysis(model), r);
         ASSERT_FALSE(o.plan.is_null()) << hw << " " << goal << " " << model;
-        EXPECT_TRUE(o.conflicts.empty()) << hw << " " << goal << " " << model << ": " << o.conflicts[0].message;
+        // The one conflict without a user choice: a model far beyond what a Ryzen AI PC runs.
+        bool too_big_for_the_pc = acc.contains("llm_limits") && model != std::string("llama-3.1-8b");
+        if (too_big_for_the_pc) {
+          ASSERT_FALSE(o.conflicts.empty()) << hw << " " << model;
+          EXPECT_EQ(o.conflicts[0].rule, "torch.hardware.resolve");
+        } else {
+          EXPECT_TRUE(o.conflicts.empty()) << hw << " " << goal << " " << model << ": " << o.conflicts[0].message;
+        }
         EXPECT_EQ(o.plan["hardware_support"], "native") << hw << " " << goal << " " << model << " -> " << o.plan["global_scheme"];
         const Json* sc = cat.torch_scheme(o.plan["global_scheme"]);
         ASSERT_NE(sc, nullptr);
