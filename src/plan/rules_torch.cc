@@ -465,6 +465,7 @@ void choose_scheme(PlanState& s) {
     std::string g = (*guide)["scheme"];
     if (g == chosen) return;
     std::string level = support_of(s, g), note;
+    if (level == "unsupported") return;  // the guide's row cannot run here at all: no alternative (catalog guide_deviations says so)
     if (!level.empty() && level != "native") {
       const Json* gsc = s.cat.torch_scheme(g);
       std::string hn = gsc ? hw_note(s, (*gsc)["family"]) : "";
@@ -796,7 +797,7 @@ void algorithm_model_support(PlanState& s) {
     if (!std::count(builtin.begin(), builtin.end(), a)) {
       bool user = s.choice("algorithm") != nullptr;
       std::string msg = "Quark has no built-in " + a + " configuration for model type '" + model_type(s) +
-                        "': quantize_quark.py raises NotImplementedError unless --quant_algo_config_file gives one.";
+                        "': quantize_quark.py stops with an error unless --quant_algo_config_file gives one (quarkplan does not write that file).";
       std::string alt = builtin.empty() ? "no algorithm" : join(string_list(builtin));
       if (user) s.conflict("torch.algorithm.model_support", "algorithm", msg, alt, true);
       else {
@@ -849,7 +850,7 @@ void int4_needs_optimizer(PlanState& s) {
   std::string pick = std::count(builtin.begin(), builtin.end(), "awq") ? "awq" : std::count(builtin.begin(), builtin.end(), "gptq") ? "gptq" : "";
   s.risk("torch.algorithm.int4_needs_optimizer", "medium",
          (*sc)["name"].get<std::string>() + " without AWQ or GPTQ rounds every weight to nearest: INT4 loses noticeably more accuracy that way.",
-         pick.empty() ? "Quark has no built-in AWQ/GPTQ config for " + model_type(s) + ": add one with --quant_algo_config_file awq FILE, then --algorithm awq."
+         pick.empty() ? "Quark has no built-in AWQ/GPTQ config for " + model_type(s) + ": write one for this architecture and add --quant_algo awq --quant_algo_config_file awq FILE to the printed command (quarkplan does not plan that file), or accept round-to-nearest."
                       : "Plan with --algorithm " + pick + " (Quark's --quant_algo " + pick + "; it has a built-in " + pick + " config for " + model_type(s) + ").");
 }
 
