@@ -22,7 +22,7 @@ case "${1:-}" in
   demo)
     build
     scripts/fetch_models.sh >/dev/null
-    out="$root/build/demo"; mkdir -p "$out"/{ocr_det,silero,qwen3,qwen3_mi300x,qwen3_ryzen_ai,qwen3_a100,deepseek}
+    out="$root/build/demo"; mkdir -p "$out"/{ocr_det,silero,qwen3,qwen3_mi300x,llama_ryzen_ai,qwen3_a100,deepseek}
     q=build/quarkplan
     # The ONNX plans stay drafts: Quark's planning guide asks for representative
     # calibration inputs first (pass --calib-data DIR with your own set).
@@ -40,8 +40,8 @@ case "${1:-}" in
     echo "== Torch: Qwen3-8B on an MI300X, smallest model =="
     $q plan examples/qwen3-8b --hardware mi300x --goal size --yes -o "$out/qwen3/quant_plan.json" || true
     echo
-    echo "== Torch: Qwen3-8B for a Ryzen AI PC: AMD's UINT4 AWQ recipe, then ONNX Runtime GenAI =="
-    $q plan examples/qwen3-8b --hardware ryzen-ai --yes -o "$out/qwen3_ryzen_ai/quant_plan.json" || true
+    echo "== Torch: Llama-3.2-3B-Instruct for a Ryzen AI PC: AMD's UINT4 AWQ recipe, then model_generate (ONNX Runtime GenAI) =="
+    $q plan examples/llama-3.2-3b-instruct --hardware ryzen-ai --yes -o "$out/llama_ryzen_ai/quant_plan.json" || true
     echo
     echo "== Torch: Qwen3-8B on an A100 (no FP8 compute: INT8 W8A8 is native) =="
     $q plan examples/qwen3-8b --hardware a100 --yes -o "$out/qwen3_a100/quant_plan.json" || true
