@@ -1326,8 +1326,14 @@ void device_strategy(PlanState& s) {
     for (const char* row : {"calibration_dataset", "num_calib_data", "seq_len"})
       if (s.reasons.contains(row)) s.reason(row, "torch.device.strategy", "Not used: file-to-file quantization does not calibrate (the command leaves it out)");
     Json kept = Json::array();
-    for (const auto& r : s.risks)
-      if (!(r["rule"] == "torch.fit.accelerators" && r["message"].get<std::string>().rfind("Calibration loads", 0) == 0)) kept.push_back(r);
+    for (auto r : s.risks) {
+      if (r["rule"] == "torch.fit.accelerators" && r["message"].get<std::string>().rfind("Calibration loads", 0) == 0) continue;
+      if (r["rule"] == "torch.pre_quantized.dequantized" && r["message"].get<std::string>().find("dequantizes it to BF16 on load") != std::string::npos) {
+        std::string m = model(s)["pre_quantized"];
+        r["message"] = "The checkpoint is already quantized (" + m + "). File-to-file dequantizes it shard by shard (FP8 sources with a Triton kernel on CUDA), so memory stays at about one shard, and the result is bounded by the " + m + " source's quality.";
+      }
+      kept.push_back(r);
+    }
     s.risks = kept;
   }
   s.plan["device_strategy"] = strategy;
