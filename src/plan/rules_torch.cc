@@ -942,7 +942,7 @@ void exclude_layers(PlanState& s) {
     for (const auto& d : defaults) {
       if (!d.is_string() || std::count(kept.begin(), kept.end(), d)) continue;
       QuarkPattern dp(d.get<std::string>());
-      size_t lost = 0;
+      size_t lost = 0, lost_routers = 0;
       for (size_t i = 0; i < mods.size(); ++i) {
         const std::string& m = mods[i];
         if (!dp.matches(m)) continue;
@@ -951,12 +951,14 @@ void exclude_layers(PlanState& s) {
         bool still = false;
         for (const auto& kp : kept_patterns) still = still || kp.matches(m) || (router && kp.matches(m + ".linear"));
         lost += still ? 0 : 1;
+        lost_routers += !still && router ? 1 : 0;
       }
       if (lost == 0) continue;
       std::string entry = d.get<std::string>() + " (" + std::to_string(lost) + (lost == 1 ? " module)" : " modules)");
       dropped.push_back(entry);
-      // lm_head has its own rule (torch.exclude.lm_head): not said twice.
-      if (d != "lm_head" && d != "*lm_head" && !(tmpl(s) && d == (*tmpl(s))["lm_head"])) dropped_other.push_back(entry);
+      // lm_head (torch.exclude.lm_head) and routers (torch.moe.routers) have their own risks: not said twice.
+      bool lm_head = d == "lm_head" || d == "*lm_head" || (tmpl(s) && d == (*tmpl(s))["lm_head"]);
+      if (!lm_head && lost_routers < lost) dropped_other.push_back(entry);
     }
     s.reason("exclude_layers", "torch.exclude.template_defaults",
              who + " REPLACES the template defaults (--exclude_layers is not additive)" +
