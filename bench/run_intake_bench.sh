@@ -58,8 +58,10 @@ for m in weights-1g weights-onnx-1g; do
   for threads in 1 2; do
     rates=()
     for _ in 1 2 3; do
-      rates+=("$(QUARKPLAN_SCAN_THREADS=$threads "$build/quarkplan" intake "$input" --weight-stats --json -o "$tmp/w.json" 2>/dev/null |
-                 grep -m1 '"gb_per_second"' | sed 's/.*: *//; s/,.*//')")
+      # The whole output first: `grep -m1` on the pipe would close it early and
+      # the SIGPIPE would end this script under pipefail.
+      out=$(QUARKPLAN_SCAN_THREADS=$threads "$build/quarkplan" intake "$input" --weight-stats --json -o "$tmp/w.json" 2>/dev/null)
+      rates+=("$(printf '%s\n' "$out" | sed -n 's/.*"gb_per_second": *\([0-9.eE+-]*\).*/\1/p;T;q')")
     done
     # CPU seconds (user + sys) per run give the per-core rate even on a shared machine.
     read -r peak cpu < <( { QUARKPLAN_SCAN_THREADS=$threads /usr/bin/time -f "%M %U %S" "$build/quarkplan" intake "$input" --weight-stats -o "$tmp/w.json" >/dev/null; } 2>&1 |

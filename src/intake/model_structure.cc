@@ -225,6 +225,7 @@ struct Ctx {
   Vars vars;
   bool count_only = true;
   uint64_t count = 0;
+  uint64_t modules = 0;  // counted in the first pass, to reserve
   uint64_t max_tensors = 0;
   ModelStructure* out = nullptr;
   std::map<std::string, Part> part_of_shape;  // for classify
@@ -262,9 +263,12 @@ void add_tensor_dims(Ctx& c, std::string name, const int64_t* dims, size_t ndim,
 
 // `classify_too`: record the module's shape name for classify(); the experts
 // of one item share it, so only the first of them needs to (45,000 modules).
-void add_module(Ctx& c, std::string name, int64_t out, int64_t in, const std::string& role, Part part, std::string source,
+void add_module(Ctx& c, std::string name, int64_t out, int64_t in, const std::string& role, Part part, size_t source,
                 bool classify_too = true) {
-  if (c.count_only) return;
+  if (c.count_only) {
+    ++c.modules;
+    return;
+  }
   if (classify_too) {
     std::string sn = shape_name(name);
     if (!c.out->role_by_shape_name.count(sn)) {
@@ -273,7 +277,7 @@ void add_module(Ctx& c, std::string name, int64_t out, int64_t in, const std::st
     }
   }
   c.out->modules.push_back({std::move(name), static_cast<uint64_t>(std::max<int64_t>(out, 0)),
-                            static_cast<uint64_t>(std::max<int64_t>(in, 0)), role, part, std::move(source)});
+                            static_cast<uint64_t>(std::max<int64_t>(in, 0)), role, part, static_cast<uint32_t>(source)});
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
@@ -314,6 +318,9 @@ void expand(Ctx& c, const Json& item, const std::string& prefix, const std::set<
   if (c.count_only && repeat > 0) {  // counting pass: no names, just the bound
     uint64_t per = item.contains("tensor") ? 1 : 1 + (bias ? 1 : 0);
     c.count += static_cast<uint64_t>(repeat) * per;
+    if (item.contains("linear")) c.modules += static_cast<uint64_t>(repeat);
+    for (const auto& m : item.value("modules", Json::array()))  // once per item, whatever its repeat
+      c.modules += static_cast<uint64_t>(std::max<int64_t>(1, m.contains("repeat") ? eval_json(m["repeat"], c.vars, c.file) : 1));
     if (c.count > c.max_tensors)
       throw InputError(c.file, "the model would hold more than " + std::to_string(c.max_tensors) +
                                    " tensors: its layer and expert counts are beyond any real model");
@@ -323,10 +330,10 @@ void expand(Ctx& c, const Json& item, const std::string& prefix, const std::set<
     int64_t out = eval_json(item["out"], c.vars, c.file), in = eval_json(item["in"], c.vars, c.file);
     bool first = true;
     for (auto& n : names(item["linear"].get<std::string>())) {
+      const size_t source = c.out ? c.out->tensors.size() : 0;
       add_tensor(c, n + ".weight", {out, in}, p, role);
       if (bias) add_tensor(c, n + ".bias", {out}, p, role);
-      std::string source = n + ".weight";
-      add_module(c, std::move(n), out, in, role, p, std::move(source), first);
+      add_module(c, std::move(n), out, in, role, p, source, first);
       first = false;
     }
   } else if (item.contains("norm")) {
@@ -342,9 +349,9 @@ void expand(Ctx& c, const Json& item, const std::string& prefix, const std::set<
     std::vector<int64_t> shape;
     for (const auto& d : item["shape"]) shape.push_back(eval_json(d, c.vars, c.file));
     auto tensor_names = names(item["tensor"].get<std::string>());
+    const size_t source = c.out ? c.out->tensors.size() : 0;
     for (auto& n : tensor_names) add_tensor(c, n, shape, p, role);
     if (item.contains("modules") && !tensor_names.empty()) {
-      const std::string& source = tensor_names.front();
       if (!c.count_only) c.out->fused_experts = c.out->fused_experts || role == "expert";
       for (const auto& m : item["modules"]) {
         int64_t out = eval_json(m["out"], c.vars, c.file), in = eval_json(m["in"], c.vars, c.file);
@@ -642,6 +649,7 @@ ModelStructure build_structure(const hf::Config& cfg, const Json& family, const 
   c.count = 0;
   c.out = &ms;
   ms.tensors.reserve(n);
+  ms.modules.reserve(c.modules);
   run_stacks(c);
   for (const auto& r : family.value("checkpoint_renames", Json::array())) ms.checkpoint_renames.emplace_back(r[0], r[1]);
   ms.is_moe = c.vars["E"] > 1;

@@ -48,7 +48,10 @@ struct StructModule {
   uint64_t out = 0, in = 0;
   std::string role;  // attention, mlp, expert, shared_expert, router, lm_head, mamba, linear_attention, indexer, ...
   Part part = Part::kLanguage;
-  std::string source;  // the checkpoint tensor holding its weight (a fused expert tensor for per-expert modules)
+  // Index in ModelStructure::tensors of the checkpoint tensor holding its weight
+  // (a fused expert tensor for per-expert modules): an index, not a name copy,
+  // because DeepSeek-V3 has 45,000 modules.
+  uint32_t source = 0;
 };
 
 // KV cache per token, summed over the decoder's attention layers.
