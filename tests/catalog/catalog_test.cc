@@ -74,3 +74,19 @@ TEST(Catalog, OnnxQuarkApiIsComplete) {
   }
   for (const auto& m : c["calibration_methods"]) EXPECT_TRUE(m.contains("legacy")) << m["name"];
 }
+
+// Hardware facts: AMD accelerators have no instruction for FP4 with non-MX
+// block scales (CDNA4's scaled MFMA takes E8M0 scales only), so amdfp4 and
+// nvfp4 are never native on them; MXFP4 is native on CDNA4 only.
+TEST(Catalog, Fp4FormatsFollowTheScaleTypeTheHardwareTakes) {
+  const Catalog& c = Catalog::load();
+  for (const auto& hw : c.hardware()["accelerators"]) {
+    if (hw.value("vendor", "") != "amd" || !hw.contains("support")) continue;
+    for (const char* family : {"amdfp4", "nvfp4"}) {
+      if (hw["support"].contains(family)) EXPECT_NE(hw["support"][family], "native") << hw["name"] << " " << family;
+    }
+    if (hw["support"].contains("mxfp4")) {
+      EXPECT_EQ(hw["support"]["mxfp4"] == "native", hw.value("arch", "") == "gfx950") << hw["name"];
+    }
+  }
+}
