@@ -83,7 +83,9 @@ TEST(Catalog, Fp4FormatsFollowTheScaleTypeTheHardwareTakes) {
   for (const auto& hw : c.hardware()["accelerators"]) {
     if (hw.value("vendor", "") != "amd" || !hw.contains("support")) continue;
     for (const char* family : {"amdfp4", "nvfp4"}) {
-      if (hw["support"].contains(family)) EXPECT_NE(hw["support"][family], "native") << hw["name"] << " " << family;
+      if (hw["support"].contains(family)) {
+        EXPECT_NE(hw["support"][family], "native") << hw["name"] << " " << family;
+      }
     }
     if (hw["support"].contains("mxfp4")) {
       EXPECT_EQ(hw["support"]["mxfp4"] == "native", hw.value("arch", "") == "gfx950") << hw["name"];
