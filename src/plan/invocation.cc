@@ -14,6 +14,30 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
+// Where Quark writes the quantized model: beside the current directory, named
+// after the model and the plan's scheme (as AMD names its releases, e.g.
+// Llama-3.1-8B-Instruct-FP8-KV), so the command runs as printed.
+std::string output_dir_for(const Json& plan, const std::string& model) {
+  std::string base = model;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  if (auto slash = base.find_last_of('/'); slash != std::string::npos) base = base.substr(slash + 1);
+  if (base.empty() || base == "." || base == ".." || base.find('<') != std::string::npos) base = "model";
+  std::string scheme = plan["global_scheme"].is_string() ? plan["global_scheme"].get<std::string>() : "mixed";
+  std::string out = "./" + base + "-quark-" + scheme;
+  if (plan.value("kv_cache_scheme", Json(nullptr)).is_string()) out += "-kv-" + plan["kv_cache_scheme"].get<std::string>();
+  return out;
+}
+
+// The catalog's after-Quark steps name Quark's output and the folder they
+// write as placeholders; the printed steps use this plan's folders.
+std::string replace_all_of(std::string s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  return s;
+}
+std::string replace_output_dir(const std::string& s, const std::string& dir) {
+  return replace_all_of(replace_all_of(s, "<OUTPUT_DIR>", dir), "<OGA model dir>", dir + "-oga");
+}
+
 }  // namespace
 
 Invocation plan_invocation(const Json& plan, const Json& analysis, const std::string& catalog_dir) {
@@ -23,7 +47,8 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
   inv.tool = "quantize_quark.py";
   std::vector<std::string>& a = inv.args;
   std::string model = analysis.is_object() ? analysis["model"].value("model_path", "<MODEL_DIR>") : "<MODEL_DIR>";
-  a = {"--model_dir", model, "--output_dir", "<OUTPUT_DIR>"};
+  const std::string output_dir = output_dir_for(plan, model);
+  a = {"--model_dir", model, "--output_dir", output_dir};
   if (plan["global_scheme"].is_string()) a.insert(a.end(), {"--quant_scheme", plan["global_scheme"]});
   for (auto& [pattern, scheme] : plan["layer_quant_config"].items()) a.insert(a.end(), {"--layer_quant_scheme", pattern, scheme.get<std::string>()});
   // --exclude_layers only when the plan differs from the template defaults
@@ -83,9 +108,13 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
   // Steps after Quark the plan's hardware needs (Ryzen AI: ONNX Runtime GenAI export).
   if (plan.contains("post_quark_steps") && plan["post_quark_steps"].is_array() && !plan["post_quark_steps"].empty()) {
     inv.text += "# then:\n";
+    Json steps = Json::array();
     for (const auto& step : plan["post_quark_steps"])
-      if (step.is_string()) inv.text += step.get<std::string>() + "\n";
-    inv.fields["post_quark_steps"] = plan["post_quark_steps"];
+      if (step.is_string()) {
+        steps.push_back(replace_output_dir(step.get<std::string>(), output_dir));
+        inv.text += steps.back().get<std::string>() + "\n";
+      }
+    inv.fields["post_quark_steps"] = steps;
   }
   return inv;
 }

@@ -216,6 +216,12 @@ std::vector<std::string> quark_semantics(const Parsed& a, const Json& plan, cons
     }
     check(!(int4 && int8), "Quark's ONNX export cannot mix INT4 and INT8");
   }
+  // The command runs as printed: a real output folder named after the model and
+  // its scheme, not a placeholder the user must edit.
+  const std::string out_dir = a.one("--output_dir");
+  check(!out_dir.empty() && out_dir.find_first_of("<>") == std::string::npos, "--output_dir '" + out_dir + "' is a placeholder");
+  const std::string global = plan["global_scheme"].is_string() ? plan["global_scheme"].get<std::string>() : "mixed";
+  check(out_dir.find("-quark-" + global) != std::string::npos, "--output_dir '" + out_dir + "' does not name the scheme " + global);
   std::string hw = str(plan, "hardware", "");
   check(a.has("--device") == (hw == "cpu" || strategy == "cpu"), "--device cpu differs from the plan's hardware " + hw);
   if (a.has("--device")) check(!a.has("--multi_gpu") && !a.has("--multi_device"), "--multi_gpu/--multi_device override --device cpu");
@@ -267,6 +273,11 @@ void plan_and_check(const std::string& model, PlanRequest req, Tally& t, const s
     return;
   }
   std::vector<std::string> bad = quark_semantics(p, o.plan, a);
+  // Steps after Quark (Ryzen AI's model_generate) work on the folder Quark wrote.
+  for (const auto& step : inv.fields.is_object() ? inv.fields.value("post_quark_steps", Json::array()) : Json::array()) {
+    if (step.get<std::string>().find_first_of("<>") != std::string::npos) bad.push_back("a placeholder in the step after Quark: " + step.get<std::string>());
+    if (step.get<std::string>().find(p.one("--output_dir")) == std::string::npos) bad.push_back("the step after Quark does not use Quark's output folder");
+  }
   // quantize_quark.py pins CUDA_VISIBLE_DEVICES=0 when unset: spreading the model needs every device named.
   bool spreads = p.has("--multi_gpu") || p.has("--multi_device");
   std::string visible;
