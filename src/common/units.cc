@@ -30,12 +30,17 @@ std::string format_bytes(uint64_t bytes) {
   return three_digits(v, units[u]);
 }
 
-std::string format_params(uint64_t params) {
-  if (params < 100000) {
-    std::string s = std::to_string(params);
-    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(s.begin() + i, ',');  // one char: GCC 12 -Wrestrict misfires on the string form
-    return s;
+std::string with_commas(uint64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
   }
+  return out;
+}
+
+std::string format_params(uint64_t params) {
+  if (params < 100000) return with_commas(params);
   double v = static_cast<double>(params);
   if (v >= 999.5e9) return three_digits(v / 1e12, "T");
   if (v >= 999.5e6) return three_digits(v / 1e9, "B");

@@ -16,6 +16,9 @@ std::string format_bytes(uint64_t bytes);
 // Parameter counts: "1.24 B", "671 B", "22.0 M", "5,440".
 std::string format_params(uint64_t params);
 
+// Exact counts with thousands separators: "684,489,845,504".
+std::string with_commas(uint64_t v);
+
 constexpr uint64_t kGiB = 1ull << 30;
 
 }  // namespace quarkplan

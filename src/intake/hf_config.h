@@ -4,6 +4,7 @@
 // keys) — never running any of the repository's code.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,13 @@ struct Config {
   Json quantization_config;
   std::vector<std::string> modalities;      // "text" + vision/audio/image/video sub-configs
   std::vector<std::string> sources;         // where each fact came from, for the record
+  // The key config.json used for each normalised count (e.g. "num_attention_heads"
+  // -> "n_head" for GPT-J), so errors name the key the user wrote.
+  std::map<std::string, std::string> key_of;
+  const std::string& key_for(const std::string& canonical) const {
+    auto it = key_of.find(canonical);
+    return it == key_of.end() ? canonical : it->second;
+  }
 };
 
 // Parses config.json text (file named for errors). Throws InputError when the

@@ -205,14 +205,17 @@ std::optional<int64_t> config_int(const hf::Config& cfg, const std::string& path
 
 // Checks one variable against the catalog's limits (derived from the largest
 // real models, with headroom).
-void check_limit(const Json& limits, const std::string& var, int64_t value, const std::string& key, const std::string& file) {
+// `cite`: the limit describes this very quantity, so its largest real value
+// is worth quoting (a Mamba state size borrowing the head-dimension range is not).
+void check_limit(const Json& limits, const std::string& var, int64_t value, const std::string& key, const std::string& file,
+                 bool cite = true) {
   auto it = limits.find(var);
   if (it == limits.end()) return;
   int64_t lo = it->value("min", int64_t{0}), hi = (*it)["max"].get<int64_t>();
   if (value < lo || value > hi) {
     std::string what = key.empty() ? var : "'" + (key[0] == '/' ? key.substr(1) : key) + "'";
     throw InputError(file, what + " is " + std::to_string(value) + ", outside the sane range " + std::to_string(lo) + ".." +
-                               std::to_string(hi) + " (the largest real model has " + (*it)["largest_real"].get<std::string>() + ")");
+                               std::to_string(hi) + (cite ? " (the largest real model has " + (*it)["largest_real"].get<std::string>() + ")" : std::string()));
   }
 }
 
@@ -397,13 +400,16 @@ Vars generic_vars(const hf::Config& cfg) {
 }
 
 // Which generic variable comes from which config keys (for error messages and limits).
-const std::map<std::string, std::string>& generic_keys() {
-  static const std::map<std::string, std::string> k = {
+// In checking order: counts before the sizes derived from them (a shared-expert
+// size defaults to experts x expert size, so the expert count is checked first).
+// The key is the first name hf_config looks up (Config::key_for gives the one used).
+const std::vector<std::pair<std::string, std::string>>& generic_keys() {
+  static const std::vector<std::pair<std::string, std::string>> k = {
       {"L", "num_hidden_layers"}, {"H", "hidden_size"}, {"V", "vocab_size"}, {"heads", "num_attention_heads"},
-      {"kvh", "num_key_value_heads"}, {"I", "intermediate_size"}, {"E", "num_experts"}, {"Im", "moe_intermediate_size"},
-      {"S", "n_shared_experts"}, {"Is", "shared_expert_intermediate_size"}, {"kvr", "kv_lora_rank"}, {"qr", "q_lora_rank"},
-      {"rope", "qk_rope_head_dim"}, {"nope", "qk_nope_head_dim"}, {"vd", "v_head_dim"}, {"hd", "head_dim"},
-      {"nextn", "num_nextn_predict_layers"}, {"topk", "num_experts_per_tok"}, {"first_dense", "first_k_dense_replace"}};
+      {"kvh", "num_key_value_heads"}, {"I", "intermediate_size"}, {"E", "num_local_experts"}, {"topk", "num_experts_per_tok"},
+      {"S", "n_shared_experts"}, {"Im", "moe_intermediate_size"}, {"Is", "shared_expert_intermediate_size"}, {"kvr", "kv_lora_rank"},
+      {"qr", "q_lora_rank"}, {"rope", "qk_rope_head_dim"}, {"nope", "qk_nope_head_dim"}, {"vd", "v_head_dim"}, {"hd", "head_dim"},
+      {"nextn", "num_nextn_predict_layers"}, {"first_dense", "first_k_dense_replace"}};
   return k;
 }
 
@@ -445,7 +451,9 @@ std::vector<std::set<std::string>> decoder_tags(const Ctx& c, int64_t layers, co
     else if (kind == "mamba") t.insert("mamba");
     else {
       t.insert("attention");
-      t.insert(kind == "sliding_attention" ? "sliding" : "full");
+      // Chunked attention (Llama 4) caches at most one chunk, like a window.
+      t.insert(kind == "sliding_attention" || kind == "chunked_attention" ? "sliding" : "full");
+      if (kind == "chunked_attention") t.insert("chunked");
     }
     t.insert(moe_layer(c, i) ? "moe" : "dense");
   }
@@ -515,7 +523,8 @@ void run_stacks(Ctx& c) {
         std::string k;
         for (const char* x : {"attention", "cross_attention", "linear_attention", "mamba", "attention_linear", "moe", "dense", "ffn_linear"})
           if (t.count(x)) k += (k.empty() ? "" : "+") + std::string(x);
-        if (t.count("sliding")) k += "(sliding)";
+        if (t.count("chunked")) k += "(chunked)";
+        else if (t.count("sliding")) k += "(sliding)";
         c.out->layer_kinds.push_back(k.empty() ? "none" : k);
       }
       if (!c.count_only && part == Part::kLanguage && (t.count("attention") || t.count("cross_attention"))) {
@@ -593,7 +602,7 @@ ModelStructure build_structure(const hf::Config& cfg, const Json& family, const 
   auto default_head_dim = [&] {
     if (head_dim_given || family.value("vars", Json::object()).contains("hd") || c.vars["heads"] <= 0) return;
     if (c.vars["H"] % c.vars["heads"] != 0)
-      throw InputError(file, "num_attention_heads (" + std::to_string(c.vars["heads"]) + ") does not divide hidden_size (" +
+      throw InputError(file, cfg.key_for("num_attention_heads") + " (" + std::to_string(c.vars["heads"]) + ") does not divide " + cfg.key_for("hidden_size") + " (" +
                                  std::to_string(c.vars["H"]) + ") and no head_dim is given");
     c.vars["hd"] = c.vars["H"] / c.vars["heads"];
   };
@@ -601,6 +610,7 @@ ModelStructure build_structure(const hf::Config& cfg, const Json& family, const 
   const Json& limits = cat["limits"];
   // Family variables: config keys (first present wins) or a default expression.
   const Json family_vars = family.value("vars", Json::object());
+  std::map<std::string, std::string> family_keys;  // variable -> the config key that gave it
   for (auto& [name, spec] : family_vars.items()) {
     std::optional<int64_t> v;
     std::string used_key;
@@ -615,7 +625,8 @@ ModelStructure build_structure(const hf::Config& cfg, const Json& family, const 
     }
     if (!v && spec.contains("default")) v = eval_json(spec["default"], c.vars, file);
     if (!v) continue;
-    if (spec.contains("limit")) check_limit(limits, spec["limit"], *v, used_key.empty() ? name : used_key, file);
+    if (spec.contains("limit")) check_limit(limits, spec["limit"], *v, used_key.empty() ? name : used_key, file, spec["limit"] == name);
+    if (!used_key.empty()) family_keys[name] = used_key[0] == '/' ? used_key.substr(1) : used_key;
     c.vars[name] = *v;
   }
   if (!c.vars.count("window")) c.vars["window"] = cfg.sliding_window.value_or(0);
@@ -624,12 +635,21 @@ ModelStructure build_structure(const hf::Config& cfg, const Json& family, const 
   std::set<std::string> required;
   for (const auto& r : family.value("requires", Json::array())) required.insert(r.get<std::string>());
   auto check_generic = [&](bool head_dim) {
-    for (const auto& [var, key] : generic_keys()) {
+    for (const auto& [var, canonical] : generic_keys()) {
       if ((var == "hd") != head_dim) continue;
+      // The key as config.json spells it (GPT-J's n_head, DBRX's nested ffn_config keys).
+      const std::string key = family_keys.count(var) ? family_keys[var] : cfg.key_for(canonical);
       int64_t v = c.vars[var];
-      if (required.count(var) && v <= 0)
-        throw InputError(file, "'" + key + "' must be a positive integer (got " + (v == 0 ? std::string("none") : std::to_string(v)) +
-                                   "): the " + ms.family + " architecture needs it");
+      if (required.count(var) && v <= 0 && var != "E") {
+        const Json* given = lookup(cfg, key);
+        throw InputError(file, "'" + key + "' must be a positive integer (got " + (given ? show(*given) : std::string("none")) + "): the " +
+                                   ms.family + " architecture needs it");
+      }
+      if (required.count(var) && var == "E" && v < 2) {
+        const Json* given = lookup(cfg, key);
+        throw InputError(file, "'" + key + "' is " + (given ? show(*given) : std::to_string(v)) + ": the " + ms.family +
+                                   " architecture routes tokens among experts, so it needs at least 2");
+      }
       check_limit(limits, var, v, key, file);
     }
   };
@@ -637,7 +657,7 @@ ModelStructure build_structure(const hf::Config& cfg, const Json& family, const 
   default_head_dim();  // after the family's overrides: DBRX's sizes live in nested configs
   check_generic(true);
   if (c.vars["heads"] > 0 && c.vars["kvh"] > 0 && c.vars["heads"] % c.vars["kvh"] != 0)
-    throw InputError(file, "num_key_value_heads (" + std::to_string(c.vars["kvh"]) + ") must divide num_attention_heads (" +
+    throw InputError(file, cfg.key_for("num_key_value_heads") + " (" + std::to_string(c.vars["kvh"]) + ") must divide " + cfg.key_for("num_attention_heads") + " (" +
                                std::to_string(c.vars["heads"]) + ")");
   if (c.cfg.first_k_dense && *c.cfg.first_k_dense > c.vars["L"])
     throw InputError(file, "first_k_dense_replace (" + std::to_string(*c.cfg.first_k_dense) + ") exceeds num_hidden_layers");
@@ -651,6 +671,9 @@ ModelStructure build_structure(const hf::Config& cfg, const Json& family, const 
   ms.tensors.reserve(n);
   ms.modules.reserve(c.modules);
   run_stacks(c);
+  if (const Json& pl = limits["params"]; ms.total_params > pl["max"].get<uint64_t>())
+    throw InputError(file, "config.json describes a model of " + std::to_string(ms.total_params) + " parameters, beyond any real model (the largest has " +
+                               pl["largest_real"].get<std::string>() + "): check its sizes");
   for (const auto& r : family.value("checkpoint_renames", Json::array())) ms.checkpoint_renames.emplace_back(r[0], r[1]);
   ms.is_moe = c.vars["E"] > 1;
   ms.num_experts = ms.is_moe ? c.vars["E"] : 0;

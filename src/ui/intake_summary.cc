@@ -13,7 +13,9 @@ namespace {
 
 // The model's size: exact bytes when intake recorded them, else the GB value.
 std::string model_size(const Json& m) {
-  if (m.contains("size_bytes") && m["size_bytes"].is_number_unsigned()) return format_bytes(m["size_bytes"].get<uint64_t>());
+  // ONNX analyses record the file's bytes, Hugging Face ones the checkpoint's.
+  for (const char* k : {"size_bytes", "file_size_bytes"})
+    if (m.contains(k) && m[k].is_number_unsigned()) return format_bytes(m[k].get<uint64_t>());
   return human_bytes(m.value("estimated_size_gb", 0.0) * 1e9);
 }
 
@@ -105,7 +107,10 @@ std::string render_intake_summary(const Json& a, const Style& st) {
                        a["quantization_targets"].value("module_names_source", "") == "safetensors" ? "" : "~",
                        a["quantization_targets"]["linear_layer_count"].dump());
     if (m.contains("total_params") && !m["total_params"].is_null())
-      out += fmt::format("  Parameters:       {}\n", m["total_params"].dump());
+      out += fmt::format("  Parameters:       {}\n", m["total_params"].is_number_unsigned()
+                                                        ? format_params(m["total_params"].get<uint64_t>()) +
+                                                              (m["total_params"].get<uint64_t>() >= 100000 ? " (" + with_commas(m["total_params"].get<uint64_t>()) + ")" : "")
+                                                        : m["total_params"].dump());
     out += fmt::format("  Size:             {}\n", model_size(m));
     if (m.contains("is_moe"))
       out += fmt::format("  MoE:              {}{}\n", m["is_moe"].get<bool>() ? "Yes" : "No",

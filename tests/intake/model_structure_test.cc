@@ -166,3 +166,82 @@ TEST(ModelStructure, HostileConfigValuesAreInputErrors) {
   EXPECT_THROW(quarkplan::build_structure(cfg, *quarkplan::architecture_family(cat.architectures(), cfg), cat.architectures(), "config.json"),
                quarkplan::InputError);
 }
+
+// The class of hostile values, in every family that reads them: counts used as
+// steps, divisors or router widths, nulls where a size is needed, layer kinds
+// and patterns. Each is exit 2 naming the key as config.json spells it.
+TEST(ModelStructure, HostileValuesInEveryFamilyNameTheKeyAsWritten) {
+  const auto& cat = quarkplan::Catalog::load();
+  struct Case {
+    const char* dir;
+    const char* path;  // dotted path into config.json
+    Json value;
+    const char* expect;
+  };
+  const Json null;
+  std::vector<Case> cases = {
+      {"mixtral-8x7b-v0.1", "num_local_experts", -8, "'num_local_experts' is -8"},
+      {"mixtral-8x7b-v0.1", "num_local_experts", 0, "'num_local_experts' is 0"},
+      {"mixtral-8x7b-v0.1", "num_local_experts", 1, "'num_local_experts' is 1"},
+      {"mixtral-8x7b-v0.1", "num_experts_per_tok", -2, "'num_experts_per_tok' is -2"},
+      {"dbrx-base", "ffn_config.moe_num_experts", 0, "'ffn_config.moe_num_experts'"},
+      {"dbrx-base", "ffn_config.moe_top_k", "8", "'ffn_config.moe_top_k'"},
+      {"dbrx-base", "ffn_config.moe_top_k", 8.5, "'ffn_config.moe_top_k'"},
+      {"deepseek-v3", "n_routed_experts", 0, "'n_routed_experts' is 0"},
+      {"deepseek-v3", "n_routed_experts", -8, "'n_routed_experts' is -8"},
+      {"deepseek-v3", "moe_layer_freq", 0, "'moe_layer_freq' is 0"},
+      {"deepseek-v3", "moe_layer_freq", -8, "'moe_layer_freq' is -8"},
+      {"deepseek-v3", "moe_intermediate_size", null, "'moe_intermediate_size' is null"},
+      {"deepseek-v3", "n_shared_experts", 100000000, "'n_shared_experts' is 100000000"},
+      {"qwen3-next-80b-a3b-thinking", "decoder_sparse_step", 0, "'decoder_sparse_step' is 0"},
+      {"qwen3-next-80b-a3b-thinking", "full_attention_interval", -4, "'full_attention_interval' is -4"},
+      {"qwen3-next-80b-a3b-thinking", "num_experts", -4, "'num_experts' is -4"},
+      {"llama4-scout-17b-16e-instruct", "text_config.interleave_moe_layer_step", 0, "'interleave_moe_layer_step' is 0"},
+      {"llama4-scout-17b-16e-instruct", "text_config.num_local_experts", -2, "'num_local_experts' is -2"},
+      {"llama4-scout-17b-16e-instruct", "text_config.attention_chunk_size", 0, "'attention_chunk_size' is 0"},
+      {"llama-3.1-8b", "head_dim", -4096, "'head_dim' is -4096"},
+      {"llama-3.1-8b", "head_dim", 0, "'head_dim' is 0"},
+      {"llama-3.1-8b", "max_position_embeddings", -4096, "'max_position_embeddings' is -4096"},
+      {"llama-3.1-8b", "max_position_embeddings", 1e18, "'max_position_embeddings' is 1000000000000000000"},
+      {"llama-3.1-8b", "layer_types", Json(std::vector<std::string>(32, "bogus")), "unknown layer kind 'bogus'"},
+      {"llama-3.1-8b", "hidden_size", null, "'hidden_size' is null"},
+      {"llama-3.1-8b", "num_hidden_layers", null, "'num_hidden_layers' is null"},
+      {"gpt-j-6b", "n_head", 0, "'n_head'"},
+      {"gpt-j-6b", "n_head", 7, "n_head (7) does not divide n_embd"},
+      {"opt-1.3b", "ffn_dim", -1, "'ffn_dim'"},
+      {"chatglm2-6b", "kv_channels", -4, "'kv_channels' is -4"},
+      {"chatglm2-6b", "multi_query_group_num", 0, "'multi_query_group_num'"},
+      {"nemotron-3-nano-30b-a3b-bf16", "hybrid_override_pattern", "", "'hybrid_override_pattern' is empty"},
+      {"nemotron-3-nano-30b-a3b-bf16", "hybrid_override_pattern", "M*", "'hybrid_override_pattern' gives 2 layers"},
+      {"nemotron-3-nano-30b-a3b-bf16", "ssm_state_size", 100000, "'ssm_state_size' is 100000"},
+  };
+  for (const Case& c : cases) {
+    Json j = Json::parse(quarkplan::read_small_file(testdata(std::string("hf/") + c.dir + "/config.json").string()));
+    Json* at = &j;
+    std::string path = c.path;
+    for (size_t dot; (dot = path.find('.')) != std::string::npos; path = path.substr(dot + 1)) at = &(*at)[path.substr(0, dot)];
+    (*at)[path] = c.value;
+    const std::string label = std::string(c.dir) + " " + c.path + "=" + c.value.dump();
+    try {
+      auto cfg = quarkplan::hf::parse_config(j.dump(), "config.json");
+      const Json* fam = quarkplan::architecture_family(cat.architectures(), cfg);
+      ASSERT_NE(fam, nullptr) << label;
+      quarkplan::build_structure(cfg, *fam, cat.architectures(), "config.json");
+      ADD_FAILURE() << label << " was accepted";
+    } catch (const quarkplan::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos) << label << ": " << e.what();
+      EXPECT_EQ(std::string(e.what()).find("largest real model has 232 attention heads"), std::string::npos) << label << ": " << e.what();
+    }
+  }
+}
+
+// Llama 4: three of four layers use chunked attention (attention_chunk_size
+// tokens), so only the NoPE layers cache the whole context.
+TEST(ModelStructure, Llama4ChunkedLayersCacheOneChunk) {
+  for (const char* dir : {"llama4-scout-17b-16e-instruct", "llama4-maverick-17b-128e-instruct"}) {
+    quarkplan::ModelStructure s = structure_of(dir);
+    EXPECT_EQ(s.kv.full_layers, 12) << dir;
+    EXPECT_EQ(s.kv.sliding_layers, 36) << dir;
+    EXPECT_EQ(s.kv.sliding_window, 8192) << dir;
+  }
+}
