@@ -20,6 +20,30 @@ namespace fs = std::filesystem;
 
 namespace quarkplan {
 
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                            const std::vector<std::pair<std::string, std::string>>& inputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [flag, path] = outputs[i];
+    if (path.empty()) continue;
+    for (size_t j = i + 1; j < outputs.size(); ++j)
+      if (!outputs[j].second.empty() && same_file(path, outputs[j].second))
+        throw UsageError(flag + " and " + outputs[j].first + " name the same file (" + path + "): one would overwrite the other");
+    for (const auto& [what, in] : inputs)
+      if (!in.empty() && same_file(path, in))
+        throw UsageError(flag + " " + path + " is " + what + ": writing there would destroy it");
+  }
+}
+
+// An output path that holds another kind of quarkplan artifact is refused
+// rather than overwritten (an intake over a confirmed plan, a report over an
+// analysis). `kind` is what the command writes there ("" for a non-JSON page).
+void check_artifact_kind(const std::string& flag, const std::string& path, const std::string& kind) {
+  auto a = [](const std::string& k) { return (k.empty() ? std::string("a report") : (k[0] == 'a' || k[0] == 'e' || k[0] == 'i' ? "an " : "a ") + k); };
+  std::string found = artifact_kind(path);
+  if (!found.empty() && found != kind)
+    throw InputError(path, "holds " + a(found) + " (" + flag + " would replace it with " + a(kind) + "): choose another file");
+}
+
 int run_intake_command(const IntakeArgs& args) {
   return guarded(args.json, [&] {
     const std::pair<const char*, const std::string*> values[] = {{"--target", &args.intake.target},
@@ -29,7 +53,10 @@ int run_intake_command(const IntakeArgs& args) {
                                                                  {"--catalog", &args.intake.catalog_dir}};
     for (const auto& [flag, value] : values)
       if (args.given.count(flag) && value->empty()) throw UsageError(std::string(flag) + " needs a value");
+    check_distinct_outputs({{"-o", args.output}, {"--session", args.intake.session}},
+                           {{"the model", args.intake.model}, {"--install-result", args.intake.install_result}, {"--env", args.intake.env}});
     check_output_path(args.output);
+    check_artifact_kind("-o", args.output, "analysis");
     if (!args.intake.session.empty()) check_output_path(args.intake.session);
     IntakeContext ctx = resolve_intake_context(args.intake);
     ui::ProgressBar bar(stderr, ui::progress_enabled(stderr, args.json));

@@ -1,6 +1,7 @@
 // Command entry points: each takes parsed arguments, runs the library and
 // returns the process exit code of SPEC §1. Errors never escape as exceptions.
 #pragma once
+#include "plan/integrity.h"
 #include <set>
 #include <string>
 #include <vector>
@@ -52,6 +53,19 @@ struct RulesArgs {
 };
 int run_rules_command(const RulesArgs& args);
 
+// A plan that still follows from its analysis, model and rules
+// (plan/integrity.h), or exit 2 naming every problem: what explain and
+// report show is never a plan that was edited outside quarkplan.
+IntegrityReport verified_plan(const std::string& path, const Json& plan, const std::string& catalog_dir);
+
+// Refuses an output path that would overwrite one of this command's inputs or
+// other outputs, or an artifact of another kind (exit 2): e.g. a report
+// written over its plan, an analysis over a plan.
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                            const std::vector<std::pair<std::string, std::string>>& inputs);
+
+void check_artifact_kind(const std::string& flag, const std::string& path, const std::string& kind);
+
 struct ReportArgs {
   std::string plan, output = "report.html", catalog_dir;
 };
@@ -59,7 +73,7 @@ int run_report_command(const ReportArgs& args);
 // The report of a plan held in memory (plan --report): `plan_path` is where
 // the plan was written.
 void write_plan_report(const std::string& output, const std::string& plan_path, const Json& plan, const Json& analysis,
-                       const std::string& catalog_dir);
+                       const std::string& catalog_dir, const std::string& integrity = "", bool verified = true);
 
 struct EnvArgs {
   std::string output = "env_context.json";

@@ -19,6 +19,19 @@ namespace fs = std::filesystem;
 
 namespace quarkplan {
 
+IntegrityReport verified_plan(const std::string& path, const Json& plan, const std::string& catalog_dir) {
+  IntegrityReport check = verify_plan(path, plan, catalog_dir);
+  if (!check.ok()) {
+    CommandFailure f;
+    f.message = path + ": " + check.problems.front();
+    for (const auto& p : check.problems) f.lines.push_back("error: " + path + ": " + p);
+    f.hint = "This plan cannot be trusted as written: re-run `quarkplan plan` to make one whose decisions follow from its rules.";
+    f.extra["problems"] = check.problems;
+    throw f;
+  }
+  return check;
+}
+
 int run_explain_command(const ExplainArgs& a) {
   return guarded(a.json, [&] {
     Json plan = read_json_file(a.plan, 64ull << 20);
@@ -26,15 +39,7 @@ int run_explain_command(const ExplainArgs& a) {
     if (!errors.empty()) throw InputError(a.plan, "is not a valid quant_plan: " + errors.front());
     // A plan is shown only when it still follows from its analysis, its model
     // and its rules (plan/integrity.h).
-    IntegrityReport check = verify_plan(a.plan, plan, a.catalog_dir);
-    if (!check.ok()) {
-      CommandFailure f;
-      f.message = a.plan + ": " + check.problems.front();
-      for (const auto& p : check.problems) f.lines.push_back("error: " + a.plan + ": " + p);
-      f.hint = "This plan cannot be trusted as written: re-run `quarkplan plan` to make one whose decisions follow from its rules.";
-      f.extra["problems"] = check.problems;
-      throw f;
-    }
+    IntegrityReport check = verified_plan(a.plan, plan, a.catalog_dir);
     Json analysis = check.analysis;
     std::string analysis_note = analysis.is_null() ? "(analysis " + check.analysis_path + " not found: template defaults from the catalog)" : "";
     Invocation inv = plan_invocation(plan, analysis, a.catalog_dir);

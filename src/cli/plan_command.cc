@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 #include <filesystem>
 
 #include "catalog/artifacts.h"
@@ -186,8 +187,19 @@ int run_plan_command(const PlanArgs& a) {
 
     // 2. Everything that will be written must be writable, before anything is.
     fs::path plan_path(a.output);
+    const std::string own_analysis = a.intake.model.empty() ? "" : analysis_path_for(plan_path).string();
+    check_distinct_outputs({{"-o", a.output}, {"its analysis", own_analysis}, {"--report", a.report}, {"--session", a.intake.session}},
+                           {{"the model", a.intake.model}, {"--analysis", a.analysis}, {"--install-result", a.intake.install_result},
+                            {"--env", a.intake.env}, {"--calib-data", a.calib_data}});
     check_output_path(a.output);
-    if (!a.intake.model.empty()) check_output_path(analysis_path_for(plan_path).string());
+    if (std::string name = plan_path.filename().string(); name == "model_analysis.json" || (name.size() > 14 && name.ends_with(".analysis.json")))
+      throw UsageError("-o " + a.output + " is a name quarkplan gives analyses (a plan PLAN.json keeps its analysis in PLAN.analysis.json): choose another name for the plan");
+    check_artifact_kind("-o", a.output, "plan");
+    if (!own_analysis.empty()) {
+      check_output_path(own_analysis);
+      check_artifact_kind("its analysis", own_analysis, "analysis");
+    }
+    if (!a.report.empty()) check_artifact_kind("--report", a.report, "");
     if (!a.intake.session.empty()) check_output_path(a.intake.session);
     if (!a.calib_data.empty() && a.calib_data != "none" && !fs::exists(a.calib_data))
       throw InputError(a.calib_data, "calibration data path does not exist");
@@ -292,15 +304,26 @@ int run_plan_command(const PlanArgs& a) {
     // 5. Where it goes: a draft never replaces a confirmed plan, and each plan
     // names its own analysis.
     bool draft = out.plan["requires_confirmation"].get<bool>();
+    // Plans written to one folder at once (CI jobs, agents) are serialised on
+    // the folder, so a plan and its analysis are never from two runs.
+    std::optional<FileLock> folder_lock;
+    try {
+      folder_lock.emplace(folder_of(plan_path).string());
+    } catch (const InputError&) {  // a file system without flock: write unlocked, as before
+    }
     fs::path target = plan_path;
     std::string note;
     if (draft && is_confirmed_plan(plan_path)) {
       target = draft_path_for(plan_path);
       check_output_path(target.string());
+      check_artifact_kind("the draft", target.string(), "plan");
       note = a.output + " holds a confirmed plan: the draft goes to " + target.string() + " instead.\n";
     }
     fs::path analysis_path = ran_intake ? analysis_path_for(target) : fs::path(a.analysis);
-    if (ran_intake) check_output_path(analysis_path.string());
+    if (ran_intake) {
+      check_output_path(analysis_path.string());
+      check_artifact_kind("its analysis", analysis_path.string(), "analysis");
+    }
     Json& plan = out.plan;
     plan["model"]["analysis_ref"] = relative_ref(analysis_path.string(), folder_of(target).string());
     Json fingerprint = analysis["model"].value("source_fingerprint", Json(nullptr));

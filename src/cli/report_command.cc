@@ -16,8 +16,10 @@ std::string version() { return std::string("quarkplan ") + QUARKPLAN_VERSION; }
 }  // namespace
 
 void write_plan_report(const std::string& output, const std::string& plan_path, const Json& plan, const Json& analysis,
-                       const std::string& catalog_dir) {
+                       const std::string& catalog_dir, const std::string& integrity, bool verified) {
   ui::ReportInput in;
+  in.integrity = integrity;
+  in.verified = verified;
   in.plan = plan;
   in.plan_path = plan_path;
   in.analysis = analysis;
@@ -30,7 +32,15 @@ void write_plan_report(const std::string& output, const std::string& plan_path, 
 int run_report_command(const ReportArgs& a) {
   return guarded(false, [&] {
     LoadedPlan lp = load_plan_file(a.plan);
+    check_distinct_outputs({{"-o", a.output}}, {{"the plan", a.plan}, {"its analysis", lp.analysis_path}});
+    check_output_path(a.output);
+    check_artifact_kind("-o", a.output, "");
+    // The page shows only a plan that still follows from its analysis and
+    // rules, as explain does.
+    IntegrityReport check = verified_plan(a.plan, lp.plan, a.catalog_dir);
     ui::ReportInput in;
+    in.integrity = check.summary();
+    in.verified = check.rules_rechecked;
     in.plan = std::move(lp.plan);
     in.plan_path = a.plan;
     in.analysis = std::move(lp.analysis);

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/json.h"
 
 namespace fs = std::filesystem;
 
@@ -100,8 +101,43 @@ bool remove_if_exists(const std::string& path) {
   return fs::remove(path, ec);
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec1, ec2;
+  if (fs::exists(a, ec1) && fs::exists(b, ec2)) return fs::equivalent(a, b, ec1);
+  fs::path ca = fs::weakly_canonical(fs::absolute(a), ec1), cb = fs::weakly_canonical(fs::absolute(b), ec2);
+  return !ec1 && !ec2 && ca == cb;
+}
+
+std::string artifact_kind(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return "";
+  std::string head;
+  try {
+    head = read_small_file(path, 512ull << 20);
+  } catch (const InputError&) {
+    return "";
+  }
+  size_t i = head.find_first_not_of(" \t\r\n");
+  if (i == std::string::npos || head[i] != '{') return "";
+  Json j;
+  try {
+    j = Json::parse(head);
+  } catch (...) {
+    return "";
+  }
+  if (!j.is_object()) return "";
+  if (j.contains("requires_confirmation") && j.contains("backend")) return "plan";
+  if (j.contains("model") && j.contains("quantization_targets")) return "analysis";
+  if (j.contains("constraints") && j.contains("workflow")) return "session";
+  if (j.contains("available_providers") || j.contains("failure_reason")) return "install result";
+  if (j.contains("environment") && j.contains("hardware")) return "env";
+  return "";
+}
+
 FileLock::FileLock(const std::string& lock_path) {
-  fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  std::error_code ec;
+  fd_ = fs::is_directory(lock_path, ec) ? ::open(lock_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                                        : ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw InputError(lock_path, std::string("cannot create the lock file: ") + std::strerror(errno));
   while (::flock(fd_, LOCK_EX) != 0) {
     if (errno == EINTR) continue;

@@ -30,6 +30,17 @@ bool remove_if_exists(const std::string& path);
 // An exclusive advisory lock (flock) on `lock_path`, created when missing, held
 // for the object's lifetime. Serialises read-modify-write cycles of a shared
 // file across processes; the lock file stays (removing it would race).
+// Whether two paths name the same file, existing or not (a/./b.json and
+// a/b.json, links): outputs of one command must never overwrite each other.
+bool same_file(const std::string& a, const std::string& b);
+
+// What a JSON artifact on disk is ("plan", "analysis", "session", "env",
+// "install result", "" for anything else or nothing): an output path that
+// holds another kind of artifact is refused rather than overwritten.
+std::string artifact_kind(const std::string& path);
+
+// An exclusive advisory lock (flock) held for the object's lifetime. On a
+// folder, the folder itself is locked (no lock file is left behind).
 class FileLock {
  public:
   explicit FileLock(const std::string& lock_path);

@@ -104,10 +104,52 @@ void seal_plan(Json& plan, const std::string& analysis_text, const Json& fingerp
 
 std::string IntegrityReport::summary() const {
   if (!problems.empty()) return "integrity check failed: " + std::to_string(problems.size()) + " problem(s)";
-  if (rules_rechecked) return "integrity verified: the analysis, the model and every decision match its rules";
+  if (rules_rechecked && notes.empty()) return "integrity verified: the analysis, the model and every decision match its rules";
+  if (rules_rechecked) {
+    std::string why;
+    for (const auto& n : notes) why += (why.empty() ? "" : "; ") + n;
+    return "integrity partly verified: the analysis and every decision match its rules, but " + why;
+  }
   std::string why;
   for (const auto& n : notes) why += (why.empty() ? "" : "; ") + n;
   return (sealed ? "integrity partly verified: " : "integrity not verified: ") + why;
+}
+
+// Re-runs the rules on the plan's own request and records every decision
+// that no longer follows (as problems) or why they could not be re-run.
+void recheck_rules(const Json& plan, const Json& analysis, const std::string& ref, const std::string& catalog_dir, bool edited,
+                   IntegrityReport& r) {
+  if (!plan.contains("request") || !plan["request"].is_object()) {
+    r.problems.push_back("it has an integrity record but no request record, so its decisions cannot be re-checked");
+    return;
+  }
+  try {
+    PlanRequest req = request_from_json(plan["request"]);
+    req.analysis_ref = ref;
+    if (!catalog_dir.empty()) req.catalog_dir = catalog_dir;
+    PlanOutcome out = make_plan(analysis, req);
+    if (out.status == PlanStatus::kRefused) {
+      r.problems.push_back("its rules now refuse the model: " + out.refusal);
+    } else if (out.status == PlanStatus::kInvalid) {
+      r.problems.push_back("its rules now reject its choices: " + (out.errors.empty() ? std::string("?") : out.errors.front()));
+    } else {
+      std::vector<std::string> decisions, others;
+      Plain mine = plain(plan), theirs = plain(out.plan);
+      diff(mine, theirs, "", decisions, others);
+      diff_list(mine.value("risks", Plain::array()), theirs["risks"], "a risk", true, decisions);
+      diff_list(mine.value("open_questions", Plain::array()), theirs["open_questions"], "an open question", false, decisions);
+      decisions.insert(decisions.end(), others.begin(), others.end());
+      for (size_t i = 0; i < decisions.size() && i < kMaxDifferencesShown; ++i) r.problems.push_back(decisions[i]);
+      if (decisions.size() > kMaxDifferencesShown)
+        r.problems.push_back("and " + std::to_string(decisions.size() - kMaxDifferencesShown) + " more differences from what its rules give");
+      if (decisions.empty() && !edited) r.rules_rechecked = true;
+      if (decisions.empty() && edited) r.notes.push_back("no decision differs from what its rules give");
+    }
+  } catch (const InputError& e) {
+    r.notes.push_back(std::string("its rules could not be re-run: ") + e.what());
+  } catch (const UsageError& e) {
+    r.notes.push_back(std::string("its rules could not be re-run: ") + e.what());
+  }
 }
 
 IntegrityReport verify_plan(const std::string& plan_path, const Json& plan, const std::string& catalog_dir) {
@@ -135,8 +177,17 @@ IntegrityReport verify_plan(const std::string& plan_path, const Json& plan, cons
   }
 
   if (!plan.contains("integrity") || !plan["integrity"].is_object()) {
-    r.notes.insert(r.notes.begin(), "it has no integrity record (written by another tool or an older quarkplan)");
     if (have_analysis) r.analysis = analysis;
+    // A plan quarkplan wrote keeps its request: removing the integrity record
+    // must not hide a hand edit, so its rules are re-run all the same (and a
+    // plan whose decisions do not follow is never shown as confirmed).
+    if (have_analysis && plan.contains("request") && plan["request"].is_object()) {
+      r.notes.push_back("it has no integrity record (removed, or written by an older quarkplan), so only its decisions were re-checked");
+      recheck_rules(plan, analysis, ref, catalog_dir, /*edited=*/false, r);
+      r.rules_rechecked = false;  // the analysis and the model were not compared
+    } else {
+      r.notes.insert(r.notes.begin(), "it has no integrity record (written by another tool or an older quarkplan)");
+    }
     return r;
   }
   r.sealed = true;
@@ -181,39 +232,7 @@ IntegrityReport verify_plan(const std::string& plan_path, const Json& plan, cons
   }
 
   // The rules, re-run on the plan's own request.
-  if (analysis_ok) {
-    if (!plan.contains("request") || !plan["request"].is_object()) {
-      r.problems.push_back("it has an integrity record but no request record, so its decisions cannot be re-checked");
-      return r;
-    }
-    try {
-      PlanRequest req = request_from_json(plan["request"]);
-      req.analysis_ref = ref;
-      if (!catalog_dir.empty()) req.catalog_dir = catalog_dir;
-      PlanOutcome out = make_plan(analysis, req);
-      if (out.status == PlanStatus::kRefused) {
-        r.problems.push_back("its rules now refuse the model: " + out.refusal);
-      } else if (out.status == PlanStatus::kInvalid) {
-        r.problems.push_back("its rules now reject its choices: " + (out.errors.empty() ? std::string("?") : out.errors.front()));
-      } else {
-        std::vector<std::string> decisions, others;
-        Plain mine = plain(plan), theirs = plain(out.plan);
-        diff(mine, theirs, "", decisions, others);
-        diff_list(mine.value("risks", Plain::array()), theirs["risks"], "a risk", true, decisions);
-        diff_list(mine.value("open_questions", Plain::array()), theirs["open_questions"], "an open question", false, decisions);
-        decisions.insert(decisions.end(), others.begin(), others.end());
-        for (size_t i = 0; i < decisions.size() && i < kMaxDifferencesShown; ++i) r.problems.push_back(decisions[i]);
-        if (decisions.size() > kMaxDifferencesShown)
-          r.problems.push_back("and " + std::to_string(decisions.size() - kMaxDifferencesShown) + " more differences from what its rules give");
-        if (decisions.empty() && !edited) r.rules_rechecked = true;
-        if (decisions.empty() && edited) r.notes.push_back("no decision differs from what its rules give");
-      }
-    } catch (const InputError& e) {
-      r.notes.push_back(std::string("its rules could not be re-run: ") + e.what());
-    } catch (const UsageError& e) {
-      r.notes.push_back(std::string("its rules could not be re-run: ") + e.what());
-    }
-  }
+  if (analysis_ok) recheck_rules(plan, analysis, ref, catalog_dir, edited, r);
   return r;
 }
 

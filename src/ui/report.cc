@@ -82,6 +82,11 @@ std::string significant(const Json* j) {
   return buf;
 }
 
+std::string upper_first(std::string s) {
+  if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
+  return s;
+}
+
 std::string basename_of(const std::string& path) {
   std::string p = path;
   while (p.size() > 1 && p.back() == '/') p.pop_back();
@@ -1091,8 +1096,10 @@ std::string render_report(const ReportInput& in) {
                      "<meta name=\"generator\" content=\"" + e(in.tool_version) + "\">\n"
                      "<title>" + e("Quantization plan: " + name) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
   html += "<header>\n<p class=\"sub\">AMD Quark quantization plan, " + std::string(onnx ? "ONNX" : "Torch (Hugging Face LLM)") + "</p>\n<h1>" + e(name) + "</h1>\n";
-  html += "<p><span class=\"status " + std::string(draft ? "draft" : "confirmed") + "\">" + (draft ? "DRAFT: requires confirmation" : "CONFIRMED") + "</span> " +
+  const char* badge = draft ? "DRAFT: requires confirmation" : in.verified ? "CONFIRMED" : "CONFIRMED BY ITS AUTHOR, NOT VERIFIED";
+  html += "<p><span class=\"status " + std::string(draft ? "draft" : in.verified ? "confirmed" : "draft") + "\">" + badge + "</span> " +
           "<code class=\"path\">" + e(in.plan_path) + "</code></p>\n";
+  if (!in.integrity.empty()) html += "<p class=\"sub\">" + e(upper_first(in.integrity)) + ".</p>\n";
   if (draft)
     html += "<div class=\"banner\" role=\"note\">This plan is a draft (requires_confirmation: true). " +
             std::string(array_or_empty(get(p, "open_questions")).empty() ? "Confirm it at the prompt or with --yes before Quark runs it."

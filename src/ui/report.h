@@ -22,6 +22,8 @@ struct ReportInput {
   std::string analysis_note;  // why the analysis is null (a sentence)
   std::string catalog_dir;    // --catalog, for the Quark invocation
   std::string tool_version;   // e.g. "quarkplan 0.1.0"
+  std::string integrity;      // the integrity check's one-line summary ("" when not run)
+  bool verified = true;       // false: confirmed by its author but not re-checked
 };
 
 std::string render_report(const ReportInput& in);

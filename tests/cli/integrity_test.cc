@@ -4,6 +4,8 @@
 // rules; a later draft never touches a confirmed plan's analysis.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "support/test_support.h"
 
 using namespace qp_test;
@@ -194,4 +196,108 @@ TEST(Integrity, APlanFromAnotherToolIsShownButNotCalledVerified) {
   RunResult e = run_quarkplan({"explain", "quant_plan.json"}, d.path());
   EXPECT_EQ(e.exit_code, 0) << e.err;
   EXPECT_NE(e.out.find("confirmed by its author, not verified"), std::string::npos) << e.out;
+}
+
+// Removing the integrity record does not hide a hand edit: a plan that keeps
+// quarkplan's request has its rules re-run all the same (explain, validate
+// and report refuse it); without the edit it is shown, but not as verified.
+TEST(Integrity, RemovingTheIntegrityRecordDoesNotHideAnEdit) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("llama-3.1-8b").string(), "--hardware", "mi300x", "--yes", "-o", "llama.json"}, d.path()).exit_code, 0);
+  fs::copy_file(d / "llama.json", d / "plain.json");
+  edit_json(d / "llama.json", [](Json& p) {
+    p["global_scheme"] = "nvfp4";
+    p.erase("integrity");
+  });
+  for (const char* cmd : {"validate", "explain", "report"}) {
+    RunResult r = run_quarkplan({cmd, "llama.json"}, d.path());
+    EXPECT_EQ(r.exit_code, 2) << cmd << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("global_scheme is \"nvfp4\" in the plan, but its rules give \"fp8\""), std::string::npos) << cmd << r.out << r.err;
+  }
+  EXPECT_FALSE(fs::exists(d / "report.html"));
+  edit_json(d / "plain.json", [](Json& p) { p.erase("integrity"); });
+  RunResult e = run_quarkplan({"explain", "plain.json"}, d.path());
+  EXPECT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.out.find("confirmed by its author, not verified"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("only its decisions were re-checked"), std::string::npos) << e.out;
+  RunResult r = run_quarkplan({"report", "plain.json", "-o", "plain.html"}, d.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(read_file(d / "plain.html").find("CONFIRMED BY ITS AUTHOR, NOT VERIFIED"), std::string::npos);
+}
+
+// The report of an edited plan is refused like its explain.
+TEST(Integrity, TheReportOfAnEditedPlanIsRefused) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("qwen3-8b").string(), "--hardware", "mi300x", "--yes"}, d.path()).exit_code, 0);
+  RunResult ok = run_quarkplan({"report", "quant_plan.json", "-o", "ok.html"}, d.path());
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(read_file(d / "ok.html").find(">CONFIRMED<"), std::string::npos);
+  EXPECT_NE(read_file(d / "ok.html").find("Integrity verified"), std::string::npos);
+  edit_json(d / "quant_plan.json", [](Json& p) { p["global_scheme"] = "mxfp4"; });
+  RunResult r = run_quarkplan({"report", "quant_plan.json", "-o", "r.html"}, d.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("edited outside quarkplan"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d / "r.html"));
+}
+
+// A model that is not here is said, not called verified.
+TEST(Integrity, AMissingModelMakesTheCheckPartial) {
+  TempDir d;
+  fs::copy(hf("llama-3.1-8b"), d / "m", fs::copy_options::recursive);
+  ASSERT_EQ(run_quarkplan({"plan", (d / "m").string(), "--hardware", "mi300x", "--yes", "-o", "p.json"}, d.path()).exit_code, 0);
+  fs::rename(d / "m", d / "gone");
+  RunResult v = run_quarkplan({"validate", "p.json"}, d.path());
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_NE(v.out.find("partly verified"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("is not here, so it was not compared"), std::string::npos) << v.out;
+}
+
+// Outputs never overwrite the command's own inputs, each other, or another
+// kind of artifact; nothing is written when one is refused.
+TEST(Integrity, OutputsNeverDestroyAPlanOrAnAnalysis) {
+  TempDir d;
+  const std::string m = hf("llama-3.1-8b").string();
+  RunResult same = run_quarkplan({"plan", m, "--hardware", "mi300x", "--yes", "-o", "r.json", "--report", "r.json"}, d.path());
+  EXPECT_EQ(same.exit_code, 2);
+  EXPECT_NE(same.err.find("name the same file"), std::string::npos) << same.err;
+  EXPECT_FALSE(fs::exists(d / "r.json"));
+  ASSERT_EQ(run_quarkplan({"plan", m, "--hardware", "mi300x", "--yes", "-o", "r.json"}, d.path()).exit_code, 0);
+  const std::string plan_bytes = read_file(d / "r.json"), analysis_bytes = read_file(d / "r.analysis.json");
+  struct Case {
+    std::vector<std::string> args;
+    const char* says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"report", "r.json", "-o", "r.json"}, "is the plan"},
+           {{"report", "r.json", "-o", "r.analysis.json"}, "is its analysis"},
+           {{"plan", m, "--hardware", "mi300x", "--yes", "-o", "x.json", "--report", "r.json"}, "holds a plan"},
+           {{"intake", hf("qwen3-8b").string(), "-o", "r.json"}, "holds a plan"},
+           {{"plan", hf("qwen3-8b").string(), "--hardware", "mi300x", "--yes", "-o", "r.analysis.json"}, "a name quarkplan gives analyses"},
+           {{"plan", hf("qwen3-8b").string(), "--hardware", "mi300x", "--yes", "-o", "model_analysis.json"}, "a name quarkplan gives analyses"},
+           {{"plan", "--analysis", "r.analysis.json", "--hardware", "mi300x", "--yes", "-o", "r.analysis.json"}, "is --analysis"},
+       }) {
+    RunResult r = run_quarkplan(c.args, d.path());
+    EXPECT_EQ(r.exit_code, 2) << c.args[0] << " " << c.args.back() << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_EQ(read_file(d / "r.json"), plan_bytes);
+    EXPECT_EQ(read_file(d / "r.analysis.json"), analysis_bytes);
+  }
+  EXPECT_FALSE(fs::exists(d / "x.json"));
+}
+
+// Plans of different models written to one -o at once leave a plan and an
+// analysis of the same run (the folder is locked while they are written).
+TEST(Integrity, ConcurrentPlansToOneOutputLeaveAMatchingPair) {
+  TempDir d;
+  const std::vector<std::string> models = {"llama-3.1-8b", "qwen3-8b", "qwen3-0.6b", "mistral-7b-v0.3", "llama-3.2-1b-instruct", "phi-4"};
+  for (int trial = 0; trial < 3; ++trial) {
+    std::vector<RunResult> results(models.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < models.size(); ++i)
+      threads.emplace_back([&, i] { results[i] = run_quarkplan({"plan", hf(models[i]).string(), "--hardware", "mi300x", "--yes", "-o", "p.json"}, d.path()); });
+    for (auto& t : threads) t.join();
+    for (size_t i = 0; i < models.size(); ++i) ASSERT_EQ(results[i].exit_code, 0) << models[i] << results[i].err;
+    RunResult v = run_quarkplan({"validate", "p.json"}, d.path());
+    EXPECT_EQ(v.exit_code, 0) << "trial " << trial << ": " << v.out;
+  }
 }
