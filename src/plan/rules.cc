@@ -71,10 +71,10 @@ const std::vector<Rule>& rule_registry() {
       {"torch.exclude.nothing_quantized", "torch", "A plan whose exclusions cover every Linear module is an error", torch_rules::nothing_quantized},
       {"torch.weight_stats.outliers", "torch", "Outlier-heavy modules found by --weight-stats are named with the fix", torch_rules::weight_outliers},
       {"torch.calibration.defaults", "torch", "Calibration pileval / 128 samples / seq_len 512 unless chosen or set by AMD's recipe", torch_rules::calibration},
-      {"torch.calibration.data", "torch", "No calibration data for a calibrating plan makes a draft", torch_rules::calibration_data},
       {"torch.evaluation_intent", "torch", "evaluation_intent is smoke unless chosen (none, smoke, full)", torch_rules::evaluation_intent},
       {"torch.fit.accelerators", "torch", "Weight size per scheme, KV cache, and how many accelerators calibration and deployment need", torch_rules::fit_accelerators},
       {"torch.device.strategy", "torch", "Single accelerator, multi-GPU, CPU offload, file-to-file or CPU from the fit and the accelerators available", torch_rules::device_strategy},
+      {"torch.calibration.data", "torch", "--calib-data none makes a draft unless the plan runs file-to-file (quantize_quark.py loads a dataset in every other mode)", torch_rules::calibration_data},
   };
   return rules;
 }

@@ -1190,15 +1190,26 @@ void calibration(PlanState& s) {
     s.reason("calibration.note", "torch.calibration.defaults", "Weight-only without algorithms: calibration data is loaded but barely used");
 }
 
+// quantize_quark.py builds its calibration dataloader in every mode but
+// --file2file_quantization, even for weight-only schemes ("still need this
+// step for weight only and dynamic quantization"), so `--calib-data none`
+// is honoured only by a file-to-file plan.
 void calibration_data(PlanState& s) {
   if (s.req.calib_data != "none") return;
+  if (s.plan.value("device_strategy", "") == "file2file") return;
   const Json* sc = scheme(s);
   bool needs = (sc && (*sc)["needs_calibration_data"].get<bool>()) || !algorithms_of(s).empty() || s.plan["kv_cache_scheme"].is_string();
+  std::string name = sc ? (*sc)["name"].get<std::string>() : "the scheme";
   if (needs) {
-    s.question("No calibration data: " + std::string(sc ? (*sc)["name"].get<std::string>() : "the scheme") +
+    s.question("No calibration data: " + name +
                (algorithms_of(s).empty() ? " has static activation scales" : " with " + s.plan["algorithm"].get<std::string>()) +
                " needs representative text. Allow a calibration dataset (pileval, wikitext, ...)?");
-    s.risk("torch.calibration.data", "high", "No calibration data for a plan that calibrates.", "Allow a calibration dataset, or pick a weight-only scheme without algorithms.");
+    s.risk("torch.calibration.data", "high", "No calibration data for a plan that calibrates.", "Allow a calibration dataset, or pick a weight-only scheme without algorithms and device_strategy=file2file.");
+  } else {
+    s.question("No calibration data: quantize_quark.py loads its calibration dataset (" + s.plan["calibration"].value("dataset", std::string("pileval")) +
+               ") even for " + name + ", in every mode but file-to-file. Allow the download, or set device_strategy=file2file?");
+    s.risk("torch.calibration.data", "medium", "quantize_quark.py downloads a calibration dataset unless it runs file-to-file.",
+           "Set device_strategy=file2file (it reads no dataset), or allow the dataset.");
   }
 }
 

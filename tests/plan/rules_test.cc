@@ -670,8 +670,17 @@ std::vector<Scenario> scenarios() {
       {"torch.calibration.data", [] {
          auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "fp8"; r.calib_data = "none"; });
          EXPECT_EQ(o.status, PlanStatus::kDraft);
+         // quantize_quark.py loads its dataset even for weight-only schemes: only file-to-file reads none.
          auto wo = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "int4_wo_128"; r.calib_data = "none"; });
-         EXPECT_EQ(wo.status, PlanStatus::kConfirmed);  // weight-only without algorithms needs no data
+         EXPECT_EQ(wo.status, PlanStatus::kDraft);
+         auto f2f = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) {
+           r.hardware = "h100";
+           r.choices["global_scheme"] = "int4_wo_128";
+           r.choices["algorithm"] = nullptr;
+           r.choices["device_strategy"] = "file2file";
+           r.calib_data = "none";
+         });
+         EXPECT_EQ(f2f.status, PlanStatus::kConfirmed) << f2f.plan["open_questions"];
        }},
       {"torch.evaluation_intent", [] {
          auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["evaluation_intent"] = "none"; });
