@@ -306,7 +306,10 @@ void remote_code(PlanState& s) {
   bool approved = s.req.trust_remote_code || model(s).value("trust_remote_code_approved", false);
   s.plan["trust_remote_code"] = needs && approved;
   if (!needs) {
-    s.reason("trust_remote_code", "torch.remote_code", "Not needed: --no_trust_remote_code");
+    s.reason("trust_remote_code", "torch.remote_code",
+             s.req.trust_remote_code ? "Not needed, so your approval is not used: transformers implements '" + model_type(s) +
+                                           "' itself and the command keeps --no_trust_remote_code"
+                                     : "Not needed: --no_trust_remote_code");
     return;
   }
   if (approved) {
@@ -1283,6 +1286,14 @@ void device_strategy(PlanState& s) {
       s.conflict("torch.device.strategy", "device_strategy",
                  "--" + want + " places the model with accelerate's device map, which overrides --device cpu: on a CPU the plan runs with --device cpu.",
                  "cpu", true);
+    // Spreading over one device does nothing: the command names GPUs 0..N-1
+    // (CUDA_VISIBLE_DEVICES) from --gpus or the fit.
+    const int64_t spread = s.req.gpus > 0 ? s.req.gpus : gpus_needed;
+    if (hw != "cpu" && want == "multi_gpu" && spread < 2)
+      s.risk("torch.device.strategy", "medium",
+             "--multi_gpu over " + std::string(s.req.gpus > 0 ? "the 1 GPU you have" : "1 GPU (the model fits one, and no --gpus was given)") +
+                 " spreads nothing: the command makes only GPU 0 visible.",
+             "Give the GPUs to spread over with --gpus N, or keep device_strategy=single.");
   } else if (hw == "cpu") {
     strategy = "cpu";
     why = "The CPU runs quantization (--device cpu; the script's default device is cuda)";

@@ -520,6 +520,11 @@ std::vector<Scenario> scenarios() {
          auto ok = plan(hf_analysis("chatglm2-6b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.trust_remote_code = true; });
          EXPECT_EQ(ok.status, PlanStatus::kConfirmed);
          EXPECT_TRUE(ok.plan["trust_remote_code"].get<bool>());
+         // An approval a model does not need is said to be unused, not silently dropped.
+         auto unneeded = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.trust_remote_code = true; });
+         EXPECT_FALSE(unneeded.plan["trust_remote_code"].get<bool>());
+         EXPECT_NE(unneeded.plan["reasons"]["trust_remote_code"].dump().find("your approval is not used"), std::string::npos)
+             << unneeded.plan["reasons"]["trust_remote_code"];
        }},
       {"torch.hardware.resolve", [] {
          auto o = plan(hf_analysis("qwen3-8b"));
@@ -697,6 +702,14 @@ std::vector<Scenario> scenarios() {
            r.choices["device_strategy"] = "single";
          });
          EXPECT_EQ(single.plan["device_strategy"], "single");
+         // --multi_gpu over a single visible GPU spreads nothing: said as a risk.
+         auto one = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.choices["device_strategy"] = "multi_gpu";
+         });
+         bool said = false;
+         for (const auto& k : one.plan["risks"]) said = said || k["message"].get<std::string>().find("spreads nothing") != std::string::npos;
+         EXPECT_TRUE(said) << one.plan["risks"];
          EXPECT_TRUE(cites(single, "torch.device.strategy"));
          EXPECT_EQ(single.status, PlanStatus::kConfirmed);
        }},
