@@ -98,10 +98,11 @@ TEST(Flags, OptionsOfTheOtherFlowAreRefusedByName) {
 TEST(Flags, EmptyValuesAndBadWordsAreInputErrors) {
   std::string torch = qwen().string();
   for (const char* flag : {"--preset", "--scheme", "--hardware", "--goal", "--export", "--algorithm", "--kv-cache", "--calib-dataset", "--eval",
-                           "--exclude", "--layer-scheme", "--set", "--session", "--env", "--catalog", "--calib-data"})
+                           "--exclude", "--layer-scheme", "--set", "--session", "--env", "--catalog", "--calib-data", "--gpus", "--report"})
     expect_input_error({"plan", torch, flag, ""}, flag);
   expect_input_error({"plan", torch, "--goal", "fastest"}, "--goal");
   expect_input_error({"plan", torch, "--kv-cache", "int8"}, "--kv-cache");
+  expect_input_error({"plan", torch, "--eval", "wikitext"}, "--eval must be one of none, smoke, full");
   expect_input_error({"plan", torch, "--set", "estimated_size=1"}, "estimated_size is not editable");
   expect_input_error({"plan", torch, "--no-such-flag"}, "--no-such-flag");
 }
