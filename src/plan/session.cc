@@ -142,7 +142,10 @@ Json merged_session(const Json& session, const PlanUpdate& u, const Json& hardwa
     // The latest confirmed plan is what the session is now about.
     c["backend"] = onnx ? "onnx" : "torch";
     if (target.is_string()) c["deployment_target"] = target;
+    // The hardware constraint belongs to a Torch plan: an ONNX plan deploys to
+    // a target, so the previous LLM's accelerator no longer applies.
     if (!onnx && plan.contains("hardware") && plan["hardware"].is_string()) c["hardware"] = plan["hardware"];
+    else c.erase("hardware");
   } else {
     // A draft only fills what is still unknown.
     if (!c.contains("backend")) c["backend"] = onnx ? "onnx" : "torch";

@@ -133,6 +133,15 @@ TEST(Session, ATorchPlanSetsBackendHardwareAndTarget) {
   EXPECT_EQ(s["constraints"]["hardware"], "mi355x");
   EXPECT_EQ(s["constraints"]["deployment_target"], "rocm");
   EXPECT_FALSE(contains(s["open_questions"], "Which accelerator"));
+  // A later confirmed ONNX plan: the LLM's accelerator no longer applies.
+  TempDir calib;
+  write_file(calib / "x.bin", "x");
+  ASSERT_EQ(run_quarkplan({"plan", ocr_det().string(), "--session", "s.json", "--target", "cpu", "--calib-data", calib.path().string(), "--yes", "-o", "det.json"},
+                          d.path()).exit_code, 0);
+  s = Json::parse(read_file(d / "s.json"));
+  EXPECT_EQ(s["constraints"]["backend"], "onnx");
+  EXPECT_EQ(s["constraints"]["deployment_target"], "cpu");
+  EXPECT_FALSE(s["constraints"].contains("hardware")) << s["constraints"];
 }
 
 TEST(Session, AStaleDraftRemovedByAConfirmedPlanTakesItsQuestionsAlong) {
