@@ -169,8 +169,6 @@ int run_plan_command(const PlanArgs& a) {
     require_values(a);
     if (!a.goal.empty() && a.goal != "accuracy" && a.goal != "balanced" && a.goal != "size" && a.goal != "experiment" && a.goal != "mixed")
       throw UsageError("--goal must be one of accuracy, balanced, size, experiment, mixed (got '" + a.goal + "')");
-    if (!a.eval.empty() && a.eval != "none" && a.eval != "smoke" && a.eval != "full")
-      throw UsageError("--eval must be one of none, smoke, full (got '" + a.eval + "'): it says how much quantize_quark.py evaluates, not on which dataset");
     if (!a.export_format.empty() && a.export_format != "hf" && a.export_format != "gguf" && a.export_format != "onnx")
       throw UsageError("--export must be one of hf, gguf, onnx (got '" + a.export_format + "')");
     if (!a.intake.target.empty() && !is_known_target(a.intake.target))

@@ -469,13 +469,16 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
                               "Trust the counts only when the safetensors shards are present (they are then read from the headers)."));
   const std::string& mt = cfg.model_type;
 
-  // Template support (rule 32).
+  // Template support (rule 32). Without a template, the hint's exclude list
+  // gains the family's router pattern once the structure is built.
+  size_t no_template_risk = SIZE_MAX;
   if (tc["unsupported_model_types"].contains(mt)) {
     partial.push_back("Quark cannot quantize model type '" + mt + "'");
     risks.push_back(make_risk("torch.intake.unsupported_model_type", "high",
                               tc["unsupported_model_types"][mt].get<std::string>() + ".",
                               "Use a supported variant of the model, or register your own template with LLMTemplate.register_template()."));
   } else if (!tmpl) {
+    no_template_risk = risks.size();
     partial.push_back("no Quark template for model type '" + mt + "'");
     risks.push_back(make_risk("torch.intake.no_template", "high",
                               "Model type '" + mt + "' has no Quark LLM template: quantize_quark.py rejects it (ValueError listing the supported types).",
@@ -517,6 +520,30 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   }
   std::optional<ModelStructure> st;
   if (structure_job.valid()) st = structure_job.get();
+  if (st && no_template_risk < risks.size()) {
+    std::set<std::string> routers;  // "*mlp.gate": what follows the layer index
+    for (const auto& m : st->modules)
+      if (m.role == "router" && m.part == Part::kLanguage) {
+        std::string n = m.name;
+        for (size_t p = 0; p + 2 < n.size(); ++p)
+          if (n[p] == '.' && std::isdigit(static_cast<unsigned char>(n[p + 1]))) {
+            if (size_t end = n.find('.', p + 1); end != std::string::npos) routers.insert("*" + n.substr(end + 1));
+            break;
+          }
+      }
+    if (!routers.empty()) {
+      std::string list = "'lm_head'";
+      for (const auto& r : routers) list += ", '" + r + "'";
+      Json& hint = risks[no_template_risk]["recovery_hint"];
+      if (hint.is_string()) {
+        std::string h = hint.get<std::string>();
+        if (size_t at = h.find("exclude_layers_name=['lm_head']"); at != std::string::npos)
+          h.replace(at, std::string("exclude_layers_name=['lm_head']").size(), "exclude_layers_name=[" + list + "]");
+        if (!h.empty() && h.back() == '.') h.pop_back();
+        hint = h + "; listing the routers keeps them in float (quantized routers pick the wrong experts).";
+      }
+    }
+  }
 
   // Linear modules (rule 39): the structure's modules, kept when their weight is
   // in the checkpoint (names as transformers loads them), with the header's
@@ -708,14 +735,22 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
     risks.push_back(make_risk("torch.intake.multimodal", "low",
                               "Multimodal model (" + std::to_string(cfg.modalities.size() - 1) + " non-text tower(s)): only the language model is calibrated with text.",
                               "Keep the vision/audio towers excluded (the template's defaults do) unless you calibrate them separately."));
-  size_t linear_attention = 0;
-  for (const auto& lt : cfg.layer_types)
-    if (lt != "full_attention" && lt != "sliding_attention" && lt != "attention" && lt != "mlp") ++linear_attention;
-  if (linear_attention)
+  // Only the mixers that replace attention count (Nemotron-H's MoE and MLP
+  // layers are neither attention nor state-space).
+  size_t linear_attention = 0, mamba = 0;
+  for (const auto& lt : cfg.layer_types) {
+    linear_attention += lt == "linear_attention";
+    mamba += lt == "mamba";
+  }
+  if (linear_attention + mamba) {
+    std::string what = linear_attention && mamba ? std::to_string(linear_attention) + " linear-attention and " + std::to_string(mamba) + " Mamba (state-space)"
+                       : linear_attention        ? std::to_string(linear_attention) + " linear-attention"
+                                                 : std::to_string(mamba) + " Mamba (state-space)";
     risks.push_back(make_risk("torch.intake.hybrid_layers", "low",
-                              std::to_string(linear_attention) + " of " + std::to_string(cfg.layer_types.size()) +
-                                  " layers are linear-attention/state-space layers: they keep no KV cache and their projections are often excluded by the template.",
+                              what + " layers of " + std::to_string(cfg.layer_types.size()) +
+                                  " replace attention: they keep no KV cache and their projections are often excluded by the template.",
                               "Check exclude_defaults before overriding the exclusions."));
+  }
 
   // Loading class (rule 38 and the skill table).
   std::string loading = tmpl ? (*tmpl)["loading_class"].get<std::string>() : "AutoModelForCausalLM";

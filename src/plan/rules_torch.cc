@@ -1083,9 +1083,25 @@ void moe_routers(PlanState& s) {
       if (example.empty()) example = mods[i];
     }
   }
-  if (quantized)
+  if (quantized) {
+    // The pattern that names them all: what follows the layer index.
+    std::string pattern = example;
+    for (size_t p = 0; p + 2 < example.size(); ++p)
+      if (example[p] == '.' && std::isdigit(static_cast<unsigned char>(example[p + 1]))) {
+        size_t end = example.find('.', p + 1);
+        if (end != std::string::npos) pattern = "*" + example.substr(end + 1);
+        break;
+      }
+    std::vector<std::string> keep;
+    for (const auto& p : s.plan["exclude_layers"])
+      if (p.is_string()) keep.push_back(p.get<std::string>());
+    std::string flags;
+    for (const auto& p : keep) flags += "--exclude '" + p + "' ";
+    flags += "--exclude '" + pattern + "'";
     s.risk("torch.moe.routers", "high", std::to_string(quantized) + " MoE router/gate layers are quantized (e.g. " + example + "): quantized routers pick the wrong experts.",
-           "Exclude the routers (the template's defaults do).");
+           std::string(s.cat.torch_template(model_type(s)) ? "Exclude the routers as the template's defaults do: " : "Exclude the routers (") +
+               flags + (s.cat.torch_template(model_type(s)) ? "" : "; a registered template would list '" + pattern + "' in exclude_layers_name)") + ".");
+  }
 }
 
 void nothing_quantized(PlanState& s) {
@@ -1221,7 +1237,8 @@ void evaluation_intent(PlanState& s) {
   s.plan["evaluation_intent"] = s.cat.torch()["default_evaluation_intent"];
   if (const Json* c = s.choice("evaluation_intent")) {
     if (!c->is_string() || !std::count(intents.begin(), intents.end(), *c)) {
-      s.error("evaluation_intent must be one of none, smoke, full");
+      s.error("evaluation_intent (--eval) must be one of none, smoke, full (got " + c->dump() +
+              "): it says how much quantize_quark.py evaluates, not on which dataset");
       return;
     }
     s.plan["evaluation_intent"] = *c;

@@ -102,7 +102,7 @@ TEST(Flags, EmptyValuesAndBadWordsAreInputErrors) {
     expect_input_error({"plan", torch, flag, ""}, flag);
   expect_input_error({"plan", torch, "--goal", "fastest"}, "--goal");
   expect_input_error({"plan", torch, "--kv-cache", "int8"}, "--kv-cache");
-  expect_input_error({"plan", torch, "--eval", "wikitext"}, "--eval must be one of none, smoke, full");
+  expect_input_error({"plan", torch, "--eval", "wikitext"}, "evaluation_intent (--eval) must be one of none, smoke, full");
   expect_input_error({"plan", torch, "--set", "estimated_size=1"}, "estimated_size is not editable");
   expect_input_error({"plan", torch, "--no-such-flag"}, "--no-such-flag");
 }
