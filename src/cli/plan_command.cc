@@ -13,6 +13,7 @@
 #include "cli/guarded.h"
 #include "common/error.h"
 #include "common/files.h"
+#include "common/sha256.h"
 #include "common/json.h"
 #include "common/strings.h"
 #include "intake/intake.h"
@@ -242,6 +243,9 @@ int run_plan_command(const PlanArgs& a) {
       analysis_text = dump_json(analysis);
     } else {
       analysis = read_validated(a.analysis, "model_analysis", analysis_text);
+      if (analysis.contains("analysis_sha256") && analysis["analysis_sha256"] != json_sha256(analysis, "analysis_sha256"))
+        throw InputError(a.analysis, "was edited outside quarkplan: its content no longer matches the digest intake recorded (analysis_sha256). "
+                                     "Re-run `quarkplan intake` on the model, or remove analysis_sha256 to plan from it as another tool's analysis");
     }
     std::string flow = plan_flow(analysis);
     check_flags_apply(a, flow, ran_intake ? a.intake.model : analysis["model"].value("model_path", a.analysis));

@@ -76,4 +76,10 @@ std::string sha256_file_prefix(const std::string& path, uint64_t max_bytes, uint
   return c.hex();
 }
 
+std::string json_sha256(const Json& value, const char* skip) {
+  nlohmann::json plain = nlohmann::json::parse(value.dump(-1, ' ', false, Json::error_handler_t::replace));  // std::map: sorted keys
+  if (skip && plain.is_object()) plain.erase(skip);
+  return sha256_hex(plain.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 }  // namespace quarkplan

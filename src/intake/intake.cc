@@ -1,5 +1,7 @@
 #include "intake/intake.h"
 
+#include "common/sha256.h"
+
 #include <cstdlib>
 
 #include "catalog/artifacts.h"
@@ -62,6 +64,10 @@ Json run_intake(const IntakeRequest& req, const IntakeContext& ctx) {
   auto errors = validate_against_schema(analysis, "schemas/model_analysis.schema.json");
   if (!errors.empty())
     throw std::runtime_error("internal error: the analysis does not match its schema: " + errors.front());
+  // Its own digest: `plan --analysis` tells a hand-edited analysis (a changed
+  // model_type, parameter count) from one quarkplan wrote. Analyses from
+  // other tools have none and are read as they are.
+  analysis["analysis_sha256"] = json_sha256(analysis, "analysis_sha256");
   return analysis;
 }
 

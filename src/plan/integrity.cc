@@ -239,6 +239,9 @@ IntegrityReport verify_plan(const std::string& plan_path, const Json& plan, cons
 std::vector<std::string> verify_analysis(const std::string& analysis_path, const Json& analysis) {
   std::vector<std::string> out;
   if (!analysis.is_object() || !analysis.contains("model")) return out;
+  if (analysis.contains("analysis_sha256") && analysis["analysis_sha256"] != json_sha256(analysis, "analysis_sha256"))
+    out.push_back(analysis_path + ": the analysis was edited outside quarkplan (its content no longer matches the digest intake recorded). Re-run `quarkplan intake " +
+                  analysis["model"].value("model_path", std::string("MODEL")) + "`.");
   const Json& m = analysis["model"];
   const Json& recorded = m.value("source_fingerprint", Json(nullptr));
   std::string path = m.value("model_path", "");

@@ -301,3 +301,24 @@ TEST(Integrity, ConcurrentPlansToOneOutputLeaveAMatchingPair) {
     EXPECT_EQ(v.exit_code, 0) << "trial " << trial << ": " << v.out;
   }
 }
+
+// An analysis carries its own digest: one edited before planning (a changed
+// model type) is refused by plan --analysis and validate; an analysis from
+// another tool (no digest) is still read.
+TEST(Integrity, AnAnalysisEditedBeforePlanningIsCaught) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"intake", hf("llama-3.1-8b").string(), "-o", "a.json"}, d.path()).exit_code, 0);
+  ASSERT_EQ(run_quarkplan({"plan", "--analysis", "a.json", "--hardware", "mi300x", "--yes", "-o", "ok.json"}, d.path()).exit_code, 0);
+  fs::copy_file(d / "a.json", d / "edited.json");
+  edit_json(d / "edited.json", [](Json& a) { a["model"]["model_type"] = "zzz"; });
+  RunResult p = run_quarkplan({"plan", "--analysis", "edited.json", "--hardware", "mi300x", "--yes", "-o", "o.json"}, d.path());
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("edited.json: was edited outside quarkplan"), std::string::npos) << p.err;
+  EXPECT_FALSE(fs::exists(d / "o.json"));
+  RunResult v = run_quarkplan({"validate", "edited.json"}, d.path());
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_NE(v.out.find("edited outside quarkplan"), std::string::npos) << v.out;
+  fs::copy_file(d / "a.json", d / "other.json");
+  edit_json(d / "other.json", [](Json& a) { a.erase("analysis_sha256"); });
+  EXPECT_EQ(run_quarkplan({"plan", "--analysis", "other.json", "--hardware", "mi300x", "--yes", "-o", "o2.json"}, d.path()).exit_code, 0);
+}
