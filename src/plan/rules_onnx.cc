@@ -130,6 +130,26 @@ double quantized_share(const PlanState& s, const Json& p, bool subgraphs_on) {
 
 double min_share(const PlanState& s) { return s.cat.onnx()["weight_coverage_policy"]["min_quantized_share"].get<double>(); }
 
+// The first preset that quantizes most of the model's weights — the target's
+// candidates first, then any preset on it, then the other targets' — as the
+// text a conflict or a risk offers ("XINT8", "--target npu_cnn with XINT8").
+std::string covering_alternative(const PlanState& s, const std::string& t, bool subgraphs_on, bool as_flag) {
+  std::vector<std::string> targets = {t};
+  for (const auto& tj : s.cat.onnx()["deployment_targets"])
+    if (tj["name"] != t) targets.push_back(tj["name"]);
+  for (const auto& tt : targets) {
+    if (tt.empty()) continue;
+    std::vector<std::string> names = s.cat.onnx_preset_candidates(tt, plan_arch(s));
+    for (const auto& n : s.cat.onnx_preset_names()) names.push_back(n);
+    for (const auto& n : names) {
+      const Json* pj = s.cat.onnx_preset(n);
+      if (!pj || !s.cat.preset_allowed_on(*pj, tt) || (*pj)["needs_custom_ops"].get<bool>()) continue;
+      if (quantized_share(s, *pj, subgraphs_on) >= min_share(s)) return tt == t ? (as_flag ? "--preset " : "") + n : "--target " + tt + " with " + n;
+    }
+  }
+  return "";
+}
+
 std::string percent(double share) {
   char buf[32];
   std::snprintf(buf, sizeof buf, share < 0.01 ? "%.2f%%" : "%.0f%%", share * 100);
@@ -235,11 +255,15 @@ void target_gate(PlanState& s) {
   else if ((*p)["enable_npu_transformer"].get<bool>()) why = name + " sets enable_npu_transformer, which is tied to the npu_transformer target. ";
   // The alternative must itself pass: the target's closest preset when it
   // quantizes this model's ops, else the first preset (and target) that does.
+  // "Fits" means it quantizes most of the weights (weight_coverage_policy).
   std::string alt = tj["closest_alternative"];
   const Json* aj = s.cat.onnx_preset(alt);
-  if (!aj || !preset_weights(s.analysis, s.cat, *aj).touches_anything()) {
-    auto [alt_t, alt_p] = fitting_alternative(s, t);
-    alt = alt_p.empty() ? "a float deployment (no preset fits this model's ops)" : alt_t == t ? alt_p : "--target " + alt_t + " with " + alt_p;
+  if (!aj || quantized_share(s, *aj, false) < min_share(s)) {
+    alt = covering_alternative(s, t, false, false);
+    if (alt.empty()) {
+      auto [alt_t, alt_p] = fitting_alternative(s, t);
+      alt = alt_p.empty() ? "a float deployment (no preset fits this model's ops)" : alt_t == t ? alt_p : "--target " + alt_t + " with " + alt_p;
+    }
   }
   s.conflict("onnx.target.gate", "preset", "Preset " + name + " does not run on " + t + ": " + why + tj["why"].get<std::string>(), alt);
 }
@@ -820,9 +844,11 @@ void exclude_outlier_layers(PlanState& s) {
   s.reason("onnx_specific.nodes_to_exclude", "onnx.weight_stats.exclude_outliers",
            why + ": " + std::to_string(picked.size()) + (picked.size() == 1 ? " layer" : " layers") +
                " kept in float (edit the list, or set it to [] to quantize them)");
-  // Many layers in float: the model keeps much of its float cost.
+  // Many layers in float (more than the policy's share, and more than one):
+  // the model keeps much of its float cost.
   uint64_t nodes = w.main_nodes + w.sub_nodes;
-  if (nodes > 0 && static_cast<double>(picked.size()) > static_cast<double>(nodes) * pol["max_excluded_share"].get<double>())
+  size_t cap = std::max<size_t>(1, static_cast<size_t>(static_cast<double>(nodes) * pol["max_excluded_share"].get<double>()));
+  if (picked.size() > cap)
     s.risk("onnx.weight_stats.exclude_outliers", "medium",
            std::to_string(picked.size()) + " of the " + std::to_string(nodes) + " layers " + (*p)["name"].get<std::string>() +
                " quantizes stay in float for their outliers: the quantized model keeps much of the float model's size and speed.",
@@ -978,24 +1004,7 @@ void weight_coverage(PlanState& s) {
   bool into = w.recurses_into_subgraphs || subgraphs_on || w.only_in_subgraphs();
   uint64_t q = w.main_params + (into ? w.sub_params : 0);
   std::string t = target(s), name = (*p)["name"];
-  // The first preset (the target's candidates first, then the other targets') that covers enough.
-  std::string better;
-  std::vector<std::string> targets = {t};
-  for (const auto& tj : s.cat.onnx()["deployment_targets"])
-    if (tj["name"] != t) targets.push_back(tj["name"]);
-  for (const auto& tt : targets) {
-    if (tt.empty() || !better.empty()) continue;
-    std::vector<std::string> names = s.cat.onnx_preset_candidates(tt, plan_arch(s));
-    for (const auto& n : s.cat.onnx_preset_names()) names.push_back(n);
-    for (const auto& n : names) {
-      const Json* pj = s.cat.onnx_preset(n);
-      if (!pj || !s.cat.preset_allowed_on(*pj, tt) || (*pj)["needs_custom_ops"].get<bool>()) continue;
-      if (quantized_share(s, *pj, subgraphs_on) >= min_share(s)) {
-        better = tt == t ? "--preset " + n : "--target " + tt + " with " + n;
-        break;
-      }
-    }
-  }
+  std::string better = covering_alternative(s, t, subgraphs_on, true);
   s.risk("onnx.preset.weight_coverage", "high",
          name + " quantizes only " + std::to_string(q) + " of the model's " + std::to_string(total) + " weights (" + percent(share) + ", " + w.label +
              "): the rest stays in float, so the plan changes little (" + op_summary(s) + ").",
