@@ -68,7 +68,8 @@ int run_explain_command(const ExplainArgs& a) {
     std::fputs(ui::render_risks(plan["risks"], st, width).c_str(), stdout);
     std::fputs(ui::render_questions(plan["open_questions"], st, width).c_str(), stdout);
     std::fputs(ui::render_estimates(plan.value("estimates", Json::object()), st).c_str(), stdout);
-    std::printf("%s %s\n%s", st.bold("Quark invocation this plan implies").c_str(), analysis_note.c_str(), inv.text.c_str());
+    std::string note = analysis_note.empty() ? "" : " " + analysis_note;
+    std::printf("%s%s\n%s", st.bold("Quark invocation this plan implies:").c_str(), note.c_str(), inv.text.c_str());
     return kExitOk;
   });
 }

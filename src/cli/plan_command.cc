@@ -229,6 +229,8 @@ int run_plan_command(const PlanArgs& a) {
     IntakeContext ctx = resolve_intake_context(ir);
     req.custom_ops_compile_ok = ctx.custom_ops_compile_ok;
     req.available_providers = ctx.available_providers;
+    req.install_status = ctx.install_status;
+    req.install_failure_reason = ctx.install_failure_reason;
     if (req.target.empty() && !ctx.deployment_target.empty()) {
       req.target = ctx.deployment_target;
       req.target_source = ctx.target_source;
@@ -286,7 +288,9 @@ int run_plan_command(const PlanArgs& a) {
     }
     if (!interactive) {
       std::fputs(ui::render_decision_table(out.decision_table, st, width).c_str(), human);
-      std::fputs(ui::render_risks(out.plan["risks"], st, width).c_str(), human);
+      // A refused plan ends with its conflicts, not with "Risks: none".
+      if (!out.plan["risks"].empty() || out.status != PlanStatus::kConflict)
+        std::fputs(ui::render_risks(out.plan["risks"], st, width).c_str(), human);
       std::fputs(ui::render_questions(out.plan["open_questions"], st, width).c_str(), human);
     }
     if (out.status == PlanStatus::kConflict) {

@@ -41,6 +41,8 @@ IntakeContext resolve_intake_context(const IntakeRequest& req) {
   }
   if (!req.install_result.empty()) {
     Json r = read_validated(req.install_result, "onnx_install_result");
+    ctx.install_status = r["status"].get<std::string>();
+    if (r.contains("failure_reason") && r["failure_reason"].is_string()) ctx.install_failure_reason = r["failure_reason"];
     if (r.contains("verification") && r["verification"].contains("custom_ops_compile_ok") &&
         r["verification"]["custom_ops_compile_ok"].is_boolean())
       ctx.custom_ops_compile_ok = r["verification"]["custom_ops_compile_ok"].get<bool>();

@@ -21,6 +21,8 @@ struct IntakeContext {
   std::string target_source;      // "--target", "session_context", or ""
   std::optional<bool> custom_ops_compile_ok;  // from onnx_install_result.json
   std::optional<std::vector<std::string>> available_providers;  // onnx_install_result.json verification.available_providers
+  std::string install_status;          // onnx_install_result.json status, "" when not given
+  std::string install_failure_reason;  // its failure_reason
   bool trust_remote_code = false;             // user approved running repository code
   bool weight_stats = false;
   unsigned weight_stats_threads = 0;  // 0: every core

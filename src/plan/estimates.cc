@@ -224,7 +224,11 @@ void add_onnx_estimates(PlanState& s) {
   if (s.plan["preset"].is_string()) presets.push_back(s.plan["preset"]);
   for (const auto& p : s.analysis["quantization_targets"]["onnx_specific"]["preset_candidates"])
     if (presets.size() < 3 && !std::count(presets.begin(), presets.end(), p.get<std::string>())) presets.push_back(p);
-  bool subgraphs_on = s.plan["onnx_specific"]["extra_options"].value("EnableSubgraph", false) == true;
+  // Alternatives are estimated as this plan would run them: with its
+  // EnableSubgraph, or with the one the plan would set for them (every weight
+  // they quantize inside subgraphs) unless the user turned it off.
+  const Json& es = s.plan["onnx_specific"]["extra_options"].value("EnableSubgraph", Json(nullptr));
+  bool subgraphs_on = es == Json(true), subgraphs_off = es == Json(false);
   for (const auto& name : presets) {
     const Json* p = s.cat.onnx_preset(name);
     if (!p || !(*p)["weight_bits"].is_number() || total == 0) continue;
@@ -235,7 +239,7 @@ void add_onnx_estimates(PlanState& s) {
     uint64_t q = quantizable;
     std::string what = std::to_string(quantizable) + " Conv/Gemm/MatMul weights";
     if (pw.known) {
-      bool into_subgraphs = pw.recurses_into_subgraphs || (name == s.plan["preset"] && subgraphs_on);
+      bool into_subgraphs = pw.recurses_into_subgraphs || subgraphs_on || (!subgraphs_off && pw.only_in_subgraphs());
       q = pw.main_params + (into_subgraphs ? pw.sub_params : 0);
       what = std::to_string(q) + " weights of " + pw.label;
       if (pw.sub_params > 0 && !into_subgraphs) what += " (" + std::to_string(pw.sub_params) + " inside subgraphs stay float)";

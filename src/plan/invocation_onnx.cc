@@ -125,6 +125,10 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
   f["route"] = route;
   f["route_reason"] = route_reason;
   bool dynamic = (*preset)["dynamic"].get<bool>();
+  // Dynamic quantization and weight-only RTN read no calibration data (the
+  // plan records a path only when something does).
+  bool needs_data = !dynamic && !(cat.onnx()["calibration_free"]["presets"].contains(plan["preset"].get<std::string>()) &&
+                                  !plan["calibration"].contains("data_path"));
 
   // Algorithms: the plan's, plus the preset's built-in fine-tuning.
   std::vector<std::string> algos = string_list(plan["algorithms"]);
@@ -182,7 +186,7 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     if (!preset_api_extra.contains("EnableNPUCnn")) extra["EnableNPUCnn"] = o["enable_npu_cnn"];
     extra["ExecutionProviders"] = o["execution_providers"];
     extra["CalibDataSize"] = plan["calibration"]["data_size"];
-    if (dynamic) extra.erase("CalibDataSize");
+    if (!needs_data) extra.erase("CalibDataSize");
     Json exclude = Json::array();
     if (o["nodes_to_exclude"].is_array())
       for (const auto& n : o["nodes_to_exclude"]) exclude.push_back(n);
@@ -235,7 +239,7 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     fields.push_back({"execution_providers", o["execution_providers"]});
     fields.push_back({"use_external_data_format", o["use_external_data_format"]});
     Json extra = extra_update;
-    if (!dynamic) extra["CalibDataSize"] = plan["calibration"]["data_size"];
+    if (needs_data) extra["CalibDataSize"] = plan["calibration"]["data_size"];
     Json algo_list = Json::array();
     for (const auto& a : algos) {
       if ((a == "AdaRound" || a == "AdaQuant") && !builtin_ft.empty()) continue;
@@ -266,7 +270,7 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
   std::string call = "quantizer.quantize_model(" + Json(model).dump() + ", " + Json(out_model).dump();
   names.quantize_model_args.insert("model_input");
   names.quantize_model_args.insert("model_output");
-  if (!dynamic) {
+  if (needs_data) {
     if (plan["calibration"].contains("data_path")) {
       call += ", calibration_data_path=" + plan["calibration"]["data_path"].dump();
       names.quantize_model_args.insert("calibration_data_path");

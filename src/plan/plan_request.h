@@ -30,6 +30,8 @@ struct PlanRequest {
   Json env_context;            // null when not given
   std::optional<bool> custom_ops_compile_ok;
   std::optional<std::vector<std::string>> available_providers;  // from onnx_install_result.json
+  std::string install_status;          // onnx_install_result.json status (ok | failed | skipped), "" when not given
+  std::string install_failure_reason;  // its failure_reason, when it says one
   std::string target_source;   // where the target came from
   std::string analysis_ref = "./model_analysis.json";
   std::string catalog_dir;

@@ -310,6 +310,10 @@ Json request_to_json(const PlanRequest& r) {
           {"gpus", r.gpus},
           {"env_context", r.env_context},
           {"custom_ops_compile_ok", r.custom_ops_compile_ok ? Json(*r.custom_ops_compile_ok) : Json(nullptr)},
+          // The install result's facts the rules read, so explain/validate replay them.
+          {"available_providers", r.available_providers ? Json(*r.available_providers) : Json(nullptr)},
+          {"install_status", r.install_status},
+          {"install_failure_reason", r.install_failure_reason},
           {"catalog_dir", r.catalog_dir}};
 }
 
@@ -333,6 +337,10 @@ PlanRequest request_from_json(const Json& j) {
     r.gpus = j.value("gpus", int64_t{0});
     r.env_context = j.value("env_context", Json(nullptr));
     if (j.contains("custom_ops_compile_ok") && j["custom_ops_compile_ok"].is_boolean()) r.custom_ops_compile_ok = j["custom_ops_compile_ok"].get<bool>();
+    if (j.contains("available_providers") && j["available_providers"].is_array())
+      r.available_providers = j["available_providers"].get<std::vector<std::string>>();
+    r.install_status = j.value("install_status", "");
+    r.install_failure_reason = j.value("install_failure_reason", "");
     r.catalog_dir = j.value("catalog_dir", "");
   } catch (const Json::exception& e) {
     throw InputError("", std::string("the plan's request record is malformed: ") + e.what());

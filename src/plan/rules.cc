@@ -13,7 +13,7 @@ const std::vector<Rule>& rule_registry() {
       {"onnx.preset.choose", "onnx", "Preset from the user, else Quark's planning guide for goal x target x architecture, else the candidates", onnx_rules::choose_preset},
       {"onnx.preset.known", "onnx", "A preset must be a DefaultConfigMapping key (did-you-mean otherwise)", onnx_rules::preset_known},
       {"onnx.target.gate", "onnx", "Hard gate: the preset family must run on the deployment target", onnx_rules::target_gate},
-      {"onnx.target.npu_preset_off_npu", "onnx", "An NPU preset on the CPU (ONNX Runtime runs its QDQ model) is a recorded risk, not a refusal", onnx_rules::npu_preset_off_npu},
+      {"onnx.target.npu_preset_off_npu", "onnx", "An NPU preset on the CPU or a GPU (ONNX Runtime runs its QDQ model) is a recorded risk, not a refusal", onnx_rules::npu_preset_off_npu},
       {"onnx.custom_ops.block_formats", "onnx", "Block formats need the Quark custom-ops library: suppressed if it failed, verified if unknown", onnx_rules::custom_ops_gate},
       {"onnx.preset.op_types_present", "onnx", "A preset whose op types the model does not hold (in or out of subgraphs) is a conflict with the alternative that fits", onnx_rules::op_types_present},
       {"onnx.recurrent.risk", "onnx", "A recurrent model (LSTM/GRU/RNN ops or unrolled cells) carries the intake's recurrent risk into the plan", onnx_rules::recurrent_risk},
@@ -41,6 +41,7 @@ const std::vector<Rule>& rule_registry() {
       {"onnx.fp16.convert", "onnx", "An FP16-only model gets ConvertFP16ToFP32", onnx_rules::fp16_model},
       {"onnx.subgraphs", "onnx", "Weights inside If/Loop/Scan bodies: EnableSubgraph when they are all the preset would quantize, else a recorded risk", onnx_rules::subgraphs},
       {"onnx.extra_options.check", "onnx", "Extra options must be known Quark keys with the right type", onnx_rules::extra_options},
+      {"onnx.preset.weight_coverage", "onnx", "A preset whose op types hold under the catalog's share of the weights is a high risk naming the share and the preset that quantizes more", onnx_rules::weight_coverage},
       {"onnx.execution_providers", "onnx", "Execution providers follow the target and the installed onnxruntime's providers", onnx_rules::execution_providers},
       {"onnx.evaluation_intent", "onnx", "evaluation_intent is smoke unless chosen (smoke, mlperf, mAP)", onnx_rules::evaluation_intent},
 

@@ -51,6 +51,7 @@ void dynamic_dims_npu(PlanState&);
 void fp16_model(PlanState&);
 void subgraphs(PlanState&);
 void extra_options(PlanState&);
+void weight_coverage(PlanState&);
 void execution_providers(PlanState&);
 void evaluation_intent(PlanState&);
 void estimates(PlanState&);

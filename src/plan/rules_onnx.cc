@@ -1,6 +1,7 @@
 // ONNX plan rules (quark_contracts.md §4.6, rules 88-116, and the ONNX seed).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -114,6 +115,49 @@ void architecture_known(PlanState& s) {
              "). Which path should the plan follow: CNN, transformer or hybrid? (set preset=NAME)");
 }
 
+namespace {
+
+// The share of the model's weights a preset quantizes (subgraph weights when
+// Quark goes into them: MatMulNBits always, the others with EnableSubgraph,
+// which the plan turns on when they hold every weight the preset quantizes).
+double quantized_share(const PlanState& s, const Json& p, bool subgraphs_on) {
+  PresetWeights w = preset_weights(s.analysis, s.cat, p);
+  uint64_t total = onnx_facts(s)["weights"].value("total_params", uint64_t{0});
+  if (!w.known || total == 0) return 1.0;
+  bool into = w.recurses_into_subgraphs || subgraphs_on || w.only_in_subgraphs();
+  return static_cast<double>(w.main_params + (into ? w.sub_params : 0)) / static_cast<double>(total);
+}
+
+double min_share(const PlanState& s) { return s.cat.onnx()["weight_coverage_policy"]["min_quantized_share"].get<double>(); }
+
+// The first preset that quantizes most of the model's weights — the target's
+// candidates first, then any preset on it, then the other targets' — as the
+// text a conflict or a risk offers ("XINT8", "--target npu_cnn with XINT8").
+std::string covering_alternative(const PlanState& s, const std::string& t, bool subgraphs_on, bool as_flag) {
+  std::vector<std::string> targets = {t};
+  for (const auto& tj : s.cat.onnx()["deployment_targets"])
+    if (tj["name"] != t) targets.push_back(tj["name"]);
+  for (const auto& tt : targets) {
+    if (tt.empty()) continue;
+    std::vector<std::string> names = s.cat.onnx_preset_candidates(tt, plan_arch(s));
+    for (const auto& n : s.cat.onnx_preset_names()) names.push_back(n);
+    for (const auto& n : names) {
+      const Json* pj = s.cat.onnx_preset(n);
+      if (!pj || !s.cat.preset_allowed_on(*pj, tt) || (*pj)["needs_custom_ops"].get<bool>()) continue;
+      if (quantized_share(s, *pj, subgraphs_on) >= min_share(s)) return tt == t ? (as_flag ? "--preset " : "") + n : "--target " + tt + " with " + n;
+    }
+  }
+  return "";
+}
+
+std::string percent(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, share < 0.01 ? "%.2f%%" : "%.0f%%", share * 100);
+  return buf;
+}
+
+}  // namespace
+
 void choose_preset(PlanState& s) {
   if (const Json* c = s.choice("preset")) {
     std::string want = c->is_string() ? s.cat.canonical_preset(*c) : "";
@@ -125,41 +169,55 @@ void choose_preset(PlanState& s) {
     return;
   }
   std::string t = target(s), a = plan_arch(s), goal = s.req.goal.empty() ? "balanced" : s.req.goal;
-  // A preset whose op types the model does not hold would quantize nothing.
-  auto touches = [&](const Json& p) { return preset_weights(s.analysis, s.cat, p).touches_anything(); };
   if (t.empty() || a == "unknown") {
     s.plan["preset"] = nullptr;
     s.reason("preset", "onnx.preset.choose", t.empty() ? "Waits for the deployment target" : "Waits for the architecture");
     return;
   }
-  std::vector<std::string> candidates = string_list(s.analysis["quantization_targets"]["onnx_specific"]["preset_candidates"]);
-  // The decision guide row for goal x target x architecture, first allowed preset.
-  for (const auto& row : s.cat.onnx()["decision_guide"]) {
-    if (row["goal"] != goal) continue;
-    if (!std::count(row["targets"].begin(), row["targets"].end(), t)) continue;
-    if (row["architecture"] != "*" && row["architecture"] != a) continue;
-    for (const auto& p : row["presets"]) {
+  std::string model = a == "mlp" ? std::string("an MLP") : "a " + a + " model";
+  auto usable = [&](const Json& pj) {
+    return s.cat.preset_allowed_on(pj, t) && !((pj)["needs_custom_ops"].get<bool>() && s.req.custom_ops_compile_ok == false);
+  };
+  // First a preset that quantizes a real share of the weights, else one that
+  // quantizes anything (the coverage rule then names the share).
+  for (bool want_share : {true, false}) {
+    auto fits = [&](const Json& pj) {
+      if (!usable(pj)) return false;
+      if (want_share) return quantized_share(s, pj, false) >= min_share(s);
+      return preset_weights(s.analysis, s.cat, pj).touches_anything();
+    };
+    // Quark's planning guide row for goal x target x architecture, first preset that fits.
+    for (const auto& row : s.cat.onnx()["decision_guide"]) {
+      if (row["goal"] != goal) continue;
+      if (!std::count(row["targets"].begin(), row["targets"].end(), t)) continue;
+      if (row["architecture"] != "*" && row["architecture"] != a) continue;
+      for (const auto& p : row["presets"]) {
+        const Json* pj = s.cat.onnx_preset(p);
+        if (!pj || !fits(*pj)) continue;
+        s.plan["preset"] = p;
+        std::vector<std::string> alts;
+        for (const auto& q : row["presets"])
+          if (q != p) alts.push_back(q);
+        s.reason("preset", "onnx.preset.choose",
+                 "Quark's planning guide: \"" + row["intent"].get<std::string>() + "\", for " + model + (alts.empty() ? "" : "; alternative: " + join(alts)));
+        return;
+      }
+    }
+    // Else the target's candidates for the architecture (catalog preset_candidates), first that fits.
+    std::vector<std::string> cands = s.cat.onnx_preset_candidates(t, a), skipped;
+    for (const auto& p : cands) {
       const Json* pj = s.cat.onnx_preset(p);
-      if (!pj || !s.cat.preset_allowed_on(*pj, t) || !touches(*pj)) continue;
-      if ((*pj)["needs_custom_ops"].get<bool>() && s.req.custom_ops_compile_ok == false) continue;
+      if (!pj || !fits(*pj)) {
+        skipped.push_back(p);
+        continue;
+      }
       s.plan["preset"] = p;
-      std::vector<std::string> alts;
-      for (const auto& q : row["presets"])
-        if (q != p) alts.push_back(q);
       s.reason("preset", "onnx.preset.choose",
-               "Quark's planning guide: \"" + row["intent"].get<std::string>() + "\", for " + (a == "mlp" ? std::string("an MLP") : "a " + a + " model") +
-                   (alts.empty() ? "" : "; alternative: " + join(alts)));
+               p + ": no row of Quark's planning guide covers goal " + goal + " on " + t + " for " + model + ", so the first of " + t +
+                   "'s candidates (" + join(cands) + ")" + (skipped.empty() ? "" : " that " + std::string(want_share ? "quantizes most of" : "quantizes") +
+                   " this model's weights (" + join(skipped) + " do not)"));
       return;
     }
-  }
-  // Else the analysis' narrowed candidates (already filtered by target and custom ops).
-  for (const auto& p : s.cat.onnx_preset_candidates(t, a)) {
-    const Json* pj = s.cat.onnx_preset(p);
-    if (!pj || !s.cat.preset_allowed_on(*pj, t) || !touches(*pj)) continue;
-    if ((*pj)["needs_custom_ops"].get<bool>() && s.req.custom_ops_compile_ok == false) continue;
-    s.plan["preset"] = p;
-    s.reason("preset", "onnx.preset.choose", "First of the candidates for " + t + " x " + a + (candidates.empty() ? "" : " (" + join(candidates) + ")"));
-    return;
   }
   // Nothing fits the model's ops: keep the target's first preset, so the
   // op-type check below explains the conflict and its way out.
@@ -167,11 +225,11 @@ void choose_preset(PlanState& s) {
     const Json* pj = s.cat.onnx_preset(p);
     if (!pj || !s.cat.preset_allowed_on(*pj, t)) continue;
     s.plan["preset"] = p;
-    s.reason("preset", "onnx.preset.choose", "First of the candidates for " + t + " x " + a);
+    s.reason("preset", "onnx.preset.choose", p + ": the first preset for " + t + ", although none quantizes this model's ops (see the conflict)");
     return;
   }
   s.plan["preset"] = nullptr;
-  s.question("No preset fits target " + t + " for a " + a + " model: choose one (quarkplan catalog onnx).");
+  s.question("No preset fits target " + t + " for " + model + ": choose one (quarkplan catalog onnx).");
 }
 
 void preset_known(PlanState& s) {
@@ -179,6 +237,10 @@ void preset_known(PlanState& s) {
   std::string name = s.plan["preset"];
   s.error("unknown preset '" + name + "'" + did_you_mean(name, s.cat.onnx_preset_names()) + "; list them with `quarkplan catalog onnx`");
 }
+
+namespace {
+std::pair<std::string, std::string> fitting_alternative(const PlanState& s, const std::string& t);
+}  // namespace
 
 void target_gate(PlanState& s) {
   const Json* p = preset(s);
@@ -191,8 +253,19 @@ void target_gate(PlanState& s) {
   if (t == "npu_cnn" && name == "A8W8") why = "A8W8 uses non-PoF2 scales which the AMD NPU CNN runtime rejects. ";
   else if ((*p)["enable_npu_cnn"].get<bool>()) why = name + " sets enable_npu_cnn, which is tied to the npu_cnn target. ";
   else if ((*p)["enable_npu_transformer"].get<bool>()) why = name + " sets enable_npu_transformer, which is tied to the npu_transformer target. ";
-  s.conflict("onnx.target.gate", "preset", "Preset " + name + " does not run on " + t + ": " + why + tj["why"].get<std::string>(),
-             tj["closest_alternative"].get<std::string>());
+  // The alternative must itself pass: the target's closest preset when it
+  // quantizes this model's ops, else the first preset (and target) that does.
+  // "Fits" means it quantizes most of the weights (weight_coverage_policy).
+  std::string alt = tj["closest_alternative"];
+  const Json* aj = s.cat.onnx_preset(alt);
+  if (!aj || quantized_share(s, *aj, false) < min_share(s)) {
+    alt = covering_alternative(s, t, false, false);
+    if (alt.empty()) {
+      auto [alt_t, alt_p] = fitting_alternative(s, t);
+      alt = alt_p.empty() ? "a float deployment (no preset fits this model's ops)" : alt_t == t ? alt_p : "--target " + alt_t + " with " + alt_p;
+    }
+  }
+  s.conflict("onnx.target.gate", "preset", "Preset " + name + " does not run on " + t + ": " + why + tj["why"].get<std::string>(), alt);
 }
 
 void custom_ops_gate(PlanState& s) {
@@ -215,8 +288,8 @@ void custom_ops_gate(PlanState& s) {
   }
 }
 
-// NPU presets on the CPU: ONNX Runtime runs their QDQ models (the usual
-// accuracy check on a PC), so they are a risk, not a refusal.
+// NPU presets on the CPU or a GPU: ONNX Runtime's providers run their QDQ
+// models (the usual accuracy check off the NPU), so they are a risk, not a refusal.
 void npu_preset_off_npu(PlanState& s) {
   const Json* p = preset(s);
   std::string t = target(s);
@@ -226,7 +299,7 @@ void npu_preset_off_npu(PlanState& s) {
   if (tj.contains("emulated_families") && tj["emulated_families"].contains(fam))
     s.risk("onnx.target.npu_preset_off_npu", "medium",
            (*p)["name"].get<std::string>() + " on " + t + ": " + tj["emulated_families"][fam].get<std::string>(),
-           "Keep it to check the NPU model's accuracy; for CPU deployment prefer " + tj["closest_alternative"].get<std::string>() + ".");
+           "Keep it to check the NPU model's accuracy; for deployment on " + t + " prefer " + tj["closest_alternative"].get<std::string>() + ".");
 }
 
 namespace {
@@ -279,6 +352,24 @@ void op_types_present(PlanState& s) {
 // The intake's recurrent finding reaches the plan.
 void recurrent_risk(PlanState& s) {
   if (arch(s) != "recurrent") return;
+  // A preset whose op set holds the recurrent ops (dynamic: DynamicQuantizeLSTM) quantizes them.
+  if (const Json* p = preset(s)) {
+    const Json& sets = s.cat.onnx()["preset_op_sets"];
+    std::string os = (*p).value("op_set", "static");
+    std::vector<std::string> quantized;
+    const Json& counts = s.analysis["quantization_targets"]["onnx_specific"]["op_counts"];
+    if (sets.contains(os))
+      for (const auto& op : sets[os]["ops"])
+        for (const auto& r : s.cat.onnx()["recurrent_op_types"])
+          if (op == r && counts.contains(op.get<std::string>())) quantized.push_back(op.get<std::string>());
+    if (!quantized.empty()) {
+      s.risk("onnx.recurrent.risk", "low",
+             "The model is recurrent: " + (*p)["name"].get<std::string>() + " quantizes its " + join(quantized) +
+                 " weights too (" + sets[os]["label"].get<std::string>() + "), and recurrent state accumulates their rounding error.",
+             "Validate on long sequences.");
+      return;
+    }
+  }
   for (const auto& r : s.analysis["risks"])
     if (r.value("rule", "") == "onnx.intake.recurrent_ops") {
       s.risk("onnx.recurrent.risk", r["severity"], r["message"], r["recovery_hint"]);
@@ -291,9 +382,10 @@ void recurrent_risk(PlanState& s) {
 void npu_flags_tied(PlanState& s) {
   std::string t = target(s);
   bool cnn = t == "npu_cnn", tr = t == "npu_transformer";
-  // An NPU preset checked on the CPU keeps its NPU mode: the point is to run
-  // the very model the NPU would get (catalog: emulated_families).
-  if (const Json* p = preset(s); p && t == "cpu") {
+  // An NPU preset checked on the CPU or a GPU keeps its NPU mode: the point is
+  // to run the very model the NPU would get (catalog: emulated_families).
+  const Json* tj = t.empty() ? nullptr : s.cat.onnx_target(t);
+  if (const Json* p = preset(s); p && tj && tj->contains("emulated_families") && (*tj)["emulated_families"].contains((*p)["family"].get<std::string>())) {
     cnn = cnn || (*p)["enable_npu_cnn"].get<bool>();
     tr = tr || (*p)["enable_npu_transformer"].get<bool>();
   }
@@ -305,9 +397,9 @@ void npu_flags_tied(PlanState& s) {
   spec(s)["enable_npu_cnn"] = cnn;
   spec(s)["enable_npu_transformer"] = tr;
   s.reason("onnx_specific.enable_npu_cnn", "onnx.npu.flags_tied",
-           cnn ? (t == "npu_cnn" ? "Target is npu_cnn" : "The NPU CNN model, run on the CPU to check its accuracy") : "Tied to the target: only npu_cnn");
+           cnn ? (t == "npu_cnn" ? "Target is npu_cnn" : "The NPU CNN model, run on " + (t == "cpu" ? std::string("the CPU") : t) + " to check its accuracy") : "Tied to the target: only npu_cnn");
   s.reason("onnx_specific.enable_npu_transformer", "onnx.npu.flags_tied",
-           tr ? (t == "npu_transformer" ? "Target is npu_transformer" : "The NPU transformer model, run on the CPU to check its accuracy")
+           tr ? (t == "npu_transformer" ? "Target is npu_transformer" : "The NPU transformer model, run on " + (t == "cpu" ? std::string("the CPU") : t) + " to check its accuracy")
               : "Tied to the target: only npu_transformer");
 }
 
@@ -401,6 +493,19 @@ void calibration_sizes(PlanState& s) {
 }
 
 void calibration_data(PlanState& s) {
+  // Dynamic quantization and weight-only RTN read no calibration data (catalog
+  // calibration_free), unless a fine-tuning algorithm is asked for.
+  const Json* p = preset(s);
+  const Json& free = s.cat.onnx()["calibration_free"]["presets"];
+  const Json* algos = s.choice("algorithms");
+  bool tuned = algos && !algos->is_null() && !(algos->is_string() && (algos->get<std::string>().empty() || lower(algos->get<std::string>()) == "none")) &&
+               !(algos->is_array() && algos->empty());
+  if (p && free.contains((*p)["name"].get<std::string>()) && !tuned) {
+    s.reason("calibration.data_path", "onnx.calibration.data",
+             "Not needed: " + free[(*p)["name"].get<std::string>()].get<std::string>() +
+                 (s.req.calib_data.empty() || s.req.calib_data == "none" ? "" : " (the set you gave is not used)"));
+    return;
+  }
   // Quark's planning guide: PTQ needs representative inputs, asked for before
   // the plan is final, whether the user said "none" or nothing.
   if (s.req.calib_data == "none" || s.req.calib_data.empty()) {
@@ -440,7 +545,15 @@ void algorithms(PlanState& s) {
       }
       if (!std::count(algos.begin(), algos.end(), (*a)["name"])) algos.push_back((*a)["name"]);
     }
-    s.reason("algorithms", "onnx.algorithms.defaults", "Your choice");
+    // The preset's built-in fine-tuning runs whatever the list says: the table shows it.
+    const Json* p = preset(s);
+    std::string ft = p && (*p)["fast_finetune"].is_string() ? (*p)["fast_finetune"].get<std::string>() : "";
+    if (!ft.empty() && !std::count(algos.begin(), algos.end(), Json(ft))) {
+      algos.push_back(ft);
+      s.reason("algorithms", "onnx.algorithms.defaults", "Your choice, plus " + ft + ", which " + (*p)["name"].get<std::string>() + " runs itself");
+    } else {
+      s.reason("algorithms", "onnx.algorithms.defaults", "Your choice");
+    }
   } else {
     std::string a = arch(s), fam = family(s), goal = s.req.goal.empty() ? "balanced" : s.req.goal;
     for (const auto& row : s.cat.onnx()["algorithm_defaults"]) {
@@ -453,14 +566,22 @@ void algorithms(PlanState& s) {
     }
     // Mixed-precision presets are driven by AutoMixprecision.
     if (const Json* p = preset(s); p && (*p)["auto_mixprecision"].get<bool>()) algos = Json::array({"AutoMixprecision"});
-    // A preset with built-in fast-finetune already runs AdaRound/AdaQuant.
-    if (const Json* p = preset(s); p && (*p)["fast_finetune"].is_string())
+    // A preset with built-in fast-finetune runs its own AdaRound/AdaQuant
+    // (Quark keeps only one of them): the table lists exactly that one.
+    std::string ft;
+    if (const Json* p = preset(s); p && (*p)["fast_finetune"].is_string()) {
+      ft = (*p)["fast_finetune"];
       for (auto it = algos.begin(); it != algos.end();)
         it = (*it == "AdaRound" || *it == "AdaQuant") ? algos.erase(it) : it + 1;
+      algos.push_back(ft);
+    }
+    bool has_cle = std::count(algos.begin(), algos.end(), "CLE") > 0;
     std::string why = algos.empty() ? "None needed for this preset and architecture"
-                                    : algos[0] == "AutoMixprecision" ? "Mixed-precision presets run AutoMixprecision"
-                                    : algos.size() == 1 ? "INT8 CNN: CLE equalizes channel ranges before calibration"
-                                                        : "Accuracy-tight INT8 CNN: CLE, then AdaRound";
+                      : algos[0] == "AutoMixprecision" ? "Mixed-precision presets run AutoMixprecision"
+                      : !ft.empty() ? std::string(has_cle ? "INT8 CNN: CLE equalizes channel ranges before calibration; " : "") + ft + ", which " +
+                                          s.plan["preset"].get<std::string>() + " runs itself"
+                      : algos.size() == 1 ? "INT8 CNN: CLE equalizes channel ranges before calibration"
+                                          : "Accuracy-tight INT8 CNN: CLE, then AdaRound";
     s.reason("algorithms", "onnx.algorithms.defaults", why);
   }
   bool cle = std::count(algos.begin(), algos.end(), "CLE") > 0;
@@ -490,11 +611,35 @@ void algorithm_compat(PlanState& s) {
   }
 }
 
+// Quark keeps one of AdaRound/AdaQuant (quark/onnx algorithm.py): a plan that
+// lists both would not be what Quark runs, so it is a conflict with the way out.
 void algorithm_exclusive(PlanState& s) {
   const Json& al = s.plan["algorithms"];
-  if (std::count(al.begin(), al.end(), "AdaRound") && std::count(al.begin(), al.end(), "AdaQuant"))
-    s.risk("onnx.algorithms.exclusive", "medium", "AdaRound and AdaQuant together: Quark keeps only the first and drops the other with a warning.",
-           "Run AdaRound; switch to AdaQuant only if AdaRound is not enough.");
+  if (!std::count(al.begin(), al.end(), "AdaRound") || !std::count(al.begin(), al.end(), "AdaQuant")) return;
+  const Json* p = preset(s);
+  std::string ft = p && (*p)["fast_finetune"].is_string() ? (*p)["fast_finetune"].get<std::string>() : "";
+  if (ft.empty()) {
+    s.conflict("onnx.algorithms.exclusive", "algorithms",
+               "AdaRound and AdaQuant together: Quark keeps only one fine-tuning algorithm and drops the other with a warning.",
+               "--algorithm AdaRound (add CLE if you want it); switch to AdaQuant only if AdaRound is not enough", true);
+    return;
+  }
+  std::string other = ft == "AdaRound" ? "AdaQuant" : "AdaRound";
+  std::string name = (*p)["name"];
+  // The preset with the other fine-tuning built in, where Quark has one for this target.
+  std::string t = target(s), twin;
+  // The same preset with the other suffix first (A8W8_ADAROUND -> A8W8_ADAQUANT), else a preset of the same types.
+  std::string named = name.substr(0, name.rfind('_')) + (other == "AdaRound" ? "_ADAROUND" : "_ADAQUANT");
+  if (const Json* q = s.cat.onnx_preset(named); q && (*q)["fast_finetune"] == other && (t.empty() || s.cat.preset_allowed_on(*q, t))) twin = named;
+  for (const auto& q : s.cat.onnx()["presets"]) {
+    if (!twin.empty()) break;
+    if (q["fast_finetune"] == other && q["family"] == (*p)["family"] && q["activation_type"] == (*p)["activation_type"] &&
+        q["weight_type"] == (*p)["weight_type"] && (t.empty() || s.cat.preset_allowed_on(q, t)))
+      twin = q["name"];
+  }
+  s.conflict("onnx.algorithms.exclusive", "algorithms",
+             name + " already runs " + ft + ", and Quark keeps only one of AdaRound/AdaQuant: --algorithm " + other + " would be dropped.",
+             twin.empty() ? "drop --algorithm " + other + " (" + name + " runs " + ft + ")" : "--preset " + twin + " (" + other + " built in)", true);
 }
 
 void algorithm_count(PlanState& s) {
@@ -650,12 +795,13 @@ void layerwise_percentile(PlanState& s) {
                "; calibration takes longer and more memory");
 }
 
-// Layers whose weights make INT8 risky stay in float (a suggestion the user
-// confirms with the plan).
+// Layers whose weights make INT8 risky stay in float: every one beyond the
+// threshold is proposed (the user confirms the list with the plan), and a plan
+// that quantizes them anyway keeps the risk.
 void exclude_outlier_layers(PlanState& s) {
   const Json* ws = weight_stats_of(s);
   const Json* p = preset(s);
-  if (!ws || !p || s.choice("onnx_specific.nodes_to_exclude")) return;
+  if (!ws || !p) return;
   const Json& pol = s.cat.onnx()["weight_stats_policy"];
   const Json& int8 = pol["int8_weight_types"];
   if (!std::count(int8.begin(), int8.end(), (*p)["weight_type"])) return;
@@ -663,19 +809,31 @@ void exclude_outlier_layers(PlanState& s) {
   std::set<std::string> known(names.begin(), names.end());
   PresetWeights w = preset_weights(s.analysis, s.cat, *p);
   double limit = pol["exclude_max_over_std"].get<double>();
-  size_t cap = std::max<size_t>(1, static_cast<size_t>(static_cast<double>(w.main_nodes + w.sub_nodes) * pol["max_excluded_share"].get<double>()));
   std::vector<std::string> picked, shown;
   for (const auto& m : (*ws)["top_modules"]) {
     // null: the weights hold inf or NaN (JSON has no number for them) — always risky.
     bool non_finite = !m["max_over_std"].is_number();
     if ((!non_finite && m["max_over_std"].get<double>() <= limit) || !m.contains("op_type") || !known.count(m["module"])) continue;
-    if (picked.size() == cap) break;
     picked.push_back(m["module"]);
-    shown.push_back(m["module"].get<std::string>() + " (" + m["max_over_std"].dump() + " sigma)");
+    shown.push_back(m["module"].get<std::string>() + " (" + (non_finite ? std::string("inf/NaN") : m["max_over_std"].dump() + " sigma") + ")");
   }
   if (picked.empty()) return;
-  std::string why = "--weight-stats: max |w| beyond " + std::to_string(static_cast<int>(limit)) + " standard deviations in " + join(shown) +
+  std::string lim = std::to_string(static_cast<int>(limit));
+  std::string why = "--weight-stats: max |w| beyond " + lim + " standard deviations in " + join(shown) +
                     "; one INT8 scale per tensor would leave most weights on a few levels";
+  if (const Json* c = s.choice("onnx_specific.nodes_to_exclude")) {
+    // The user's list: the outlier layers it leaves quantized keep their risk.
+    Json list = c->is_string() ? Json::array({*c}) : c->is_array() ? *c : Json::array();
+    std::vector<std::string> left;
+    for (size_t i = 0; i < picked.size(); ++i)
+      if (!std::count(list.begin(), list.end(), Json(picked[i]))) left.push_back(shown[i]);
+    if (!left.empty())
+      s.risk("onnx.weight_stats.exclude_outliers", "medium",
+             "Quantized although their weights reach beyond " + lim + " standard deviations: " + join(left) +
+                 "; one INT8 scale per tensor leaves most of their weights on a few levels.",
+             "Keep them in float (add them to nodes_to_exclude), or validate accuracy after quantization.");
+    return;
+  }
   if (target(s) == "npu_cnn") {
     // Excluded nodes split the NPU graph into CPU islands: name them instead.
     s.risk("onnx.weight_stats.exclude_outliers", "medium", "Weights that make INT8 risky: " + join(shown) + ".",
@@ -683,7 +841,22 @@ void exclude_outlier_layers(PlanState& s) {
     return;
   }
   spec(s)["nodes_to_exclude"] = picked;
-  s.reason("onnx_specific.nodes_to_exclude", "onnx.weight_stats.exclude_outliers", why + ": kept in float (edit the list or set it to [] to quantize them)");
+  s.reason("onnx_specific.nodes_to_exclude", "onnx.weight_stats.exclude_outliers",
+           why + ": " + std::to_string(picked.size()) + (picked.size() == 1 ? " layer" : " layers") +
+               " kept in float (edit the list, or set it to [] to quantize them)");
+  // Many layers in float (more than the policy's share, and more than one):
+  // the model keeps much of its float cost.
+  uint64_t nodes = w.main_nodes + w.sub_nodes;
+  size_t cap = std::max<size_t>(1, static_cast<size_t>(static_cast<double>(nodes) * pol["max_excluded_share"].get<double>()));
+  if (picked.size() > cap)
+    s.risk("onnx.weight_stats.exclude_outliers", "medium",
+           std::to_string(picked.size()) + " of the " + std::to_string(nodes) + " layers " + (*p)["name"].get<std::string>() +
+               " quantizes stay in float for their outliers: the quantized model keeps much of the float model's size and speed.",
+           "Try a preset with 16-bit activations or per-channel weights (A16W8), or Percentile calibration, and quantize them.");
+  else
+    s.risk("onnx.weight_stats.exclude_outliers", "low",
+           "Kept in float for their outliers: " + join(shown) + "; they run at float speed and size.",
+           "Quantize them (set nodes_to_exclude=[]) only if accuracy holds.");
 }
 
 void opset_upgrade(PlanState& s) {
@@ -815,6 +988,30 @@ void subgraphs(PlanState& s) {
          "--set onnx_specific.extra_options.EnableSubgraph=true to quantize them too.");
 }
 
+// A preset whose op types hold only a small share of the weights confirms a
+// plan that leaves most of the model in float: name the share and the preset
+// (or target) that quantizes more.
+void weight_coverage(PlanState& s) {
+  const Json* p = preset(s);
+  if (!p) return;
+  PresetWeights w = preset_weights(s.analysis, s.cat, *p);
+  if (!w.known || !w.touches_anything()) return;  // nothing at all: onnx.preset.op_types_present
+  const Json* c = s.choice("onnx_specific.extra_options.EnableSubgraph");
+  bool subgraphs_on = spec(s)["extra_options"].value("EnableSubgraph", false) == true || (c && c->is_boolean() && c->get<bool>());
+  double share = quantized_share(s, *p, subgraphs_on);
+  if (share >= min_share(s)) return;
+  uint64_t total = onnx_facts(s)["weights"]["total_params"].get<uint64_t>();
+  bool into = w.recurses_into_subgraphs || subgraphs_on || w.only_in_subgraphs();
+  uint64_t q = w.main_params + (into ? w.sub_params : 0);
+  std::string t = target(s), name = (*p)["name"];
+  std::string better = covering_alternative(s, t, subgraphs_on, true);
+  s.risk("onnx.preset.weight_coverage", "high",
+         name + " quantizes only " + std::to_string(q) + " of the model's " + std::to_string(total) + " weights (" + percent(share) + ", " + w.label +
+             "): the rest stays in float, so the plan changes little (" + op_summary(s) + ").",
+         better.empty() ? "No preset quantizes more of this model; keep it in float, or accept the small share."
+                        : better + " quantizes most of the weights; keep " + name + " only if those " + w.label + " are what you want quantized.");
+}
+
 void extra_options(PlanState& s) {
   Json& extra = spec(s)["extra_options"];
   const Json& known = s.cat.onnx()["extra_options"];
@@ -830,10 +1027,59 @@ void extra_options(PlanState& s) {
   bool qconfig_route = p && (*p)["quark_api"]["route"] == "qconfig" && !spec(s)["enable_npu_transformer"].get<bool>();
   auto set = [&](const std::string& key, const Json& value) {
     if (ru["overwritten_on_qconfig"].contains(key) && (qconfig_route || !known.contains(key))) {
-      s.error("extra option " + key + " would be ignored: Quark takes it from " + ru["overwritten_on_qconfig"][key].get<std::string>() +
-              (key == "EnableNPUTransformer" ? " (choose --target npu_transformer and an INT8/INT16_TRANSFORMER preset)" : "") +
-              "; choose a preset whose spec has the symmetry you want");
+      const Json hints = ru.value("overwritten_hint", Json::object());
+      s.error("extra option " + key + " would be ignored: " + ru["overwritten_on_qconfig"][key].get<std::string>() +
+              (hints.contains(key) ? "; " + hints[key].get<std::string>() : std::string()));
       return;
+    }
+    // Options Quark reads only with a route or data type of its own: on
+    // another preset they change the route or are ignored.
+    if (const Json np = ru.value("needs_preset_option", Json::object()); np.contains(key) && np[key].is_object()) {
+      const Json& rule = np[key];
+      std::string opt = rule["preset_option"];
+      bool preset_has = p && (*p)["extra_options"].contains(opt);
+      if (!preset_has && value != Json(false)) {
+        s.conflict("onnx.extra_options.check", "onnx_specific.extra_options." + key,
+                   "Extra option " + key + " on " + (p ? (*p)["name"].get<std::string>() : std::string("this preset")) + ": " +
+                       rule["why"].get<std::string>() + ".",
+                   rule["instead"].get<std::string>(), true);
+        return;
+      }
+    }
+    // A dict the preset already sets: Quark uses the given dict as-is, so the
+    // user's keys go over the preset's (nothing dropped), and the keys that
+    // define the preset's data type stay the preset's.
+    if (const Json fk = ru.value("format_keys", Json::object()); p && value.is_object() && fk.contains(key) && (*p)["extra_options"].contains(key)) {
+      const Json& base = (*p)["extra_options"][key];
+      for (const auto& kj : fk[key]) {
+        const std::string k = kj.get<std::string>();
+        if (value.contains(k) && base.value(k, Json()) != value[k]) {
+          s.conflict("onnx.extra_options.check", "onnx_specific.extra_options." + key,
+                     "Extra option " + key + "." + k + "=" + value[k].dump() + " changes the data type " + (*p)["name"].get<std::string>() +
+                         " is named for (" + k + "=" + base.value(k, Json()).dump() +
+                         "): the table and the estimate would no longer say what Quark does.",
+                     "the preset with the data type you want (quarkplan catalog onnx)", true);
+          return;
+        }
+      }
+      Json merged = base;
+      for (auto& [k, v] : value.items()) merged[k] = v;
+      extra[key] = merged;
+      s.reason("onnx_specific.extra_options." + key, "onnx.extra_options.check",
+               "Your keys over " + (*p)["name"].get<std::string>() + "'s own (the whole dict is printed: Quark uses a given dict as-is)");
+      return;
+    }
+    // Calibration settings Quark reads only for their calibration method.
+    if (const Json nc = ru.value("needs_calibration", Json::object()); nc.contains(key) && nc[key].is_array()) {
+      const Json& m = s.plan["calibration"]["method"];
+      if (!m.is_string() || !std::count(nc[key].begin(), nc[key].end(), m)) {
+        std::vector<std::string> need = string_list(nc[key]);
+        s.conflict("onnx.extra_options.check", "onnx_specific.extra_options." + key,
+                   "Extra option " + key + " does nothing here: calibration is " + (m.is_string() ? m.get<std::string>() : std::string("not decided")) +
+                       ", and Quark reads " + key + " only for " + join(need, " or ") + " calibration.",
+                   "--set calibration.method=" + need[0] + " with it, or drop " + key, true);
+        return;
+      }
     }
     if (ru["needs_algorithm"].contains(key)) {
       std::vector<std::string> need = string_list(ru["needs_algorithm"][key]);
@@ -887,6 +1133,13 @@ void execution_providers(PlanState& s) {
   // The install result says which providers this onnxruntime has: calibration
   // can only use those, and the target's own must be there to run the result.
   std::string why = chosen ? "Your choice" : t.empty() ? "CPU until the target is known" : "The calibration providers of " + t;
+  // A failed install: nothing quantizes on this machine until it is fixed.
+  if (s.req.install_status == "failed")
+    s.risk("onnx.execution_providers", "high",
+           "onnx_install_result.json says the install failed" +
+               (s.req.install_failure_reason.empty() ? std::string() : " (" + s.req.install_failure_reason + ")") +
+               ": Quark and onnxruntime are not known to work on this machine, so the plan cannot run here yet.",
+           "Fix the install with quark-onnx-install, then re-run with the new install result.");
   if (s.req.available_providers && tj) {
     const auto& have = *s.req.available_providers;
     auto present = [&](const std::string& ep) { return std::count(have.begin(), have.end(), ep) > 0; };
@@ -905,8 +1158,9 @@ void execution_providers(PlanState& s) {
     for (const auto& d : deploy) any = any || present(d);
     if (!any) {
       bool npu = t == "npu_cnn" || t == "npu_transformer";
+      std::string has = have.empty() ? "lists no execution providers" : "has " + join(have);
       s.risk("onnx.execution_providers", npu ? "medium" : "high",
-             "The onnxruntime in onnx_install_result.json has " + join(have) + ", but target " + t + " runs on " + join(deploy, " or ") +
+             "The onnxruntime in onnx_install_result.json " + has + ", but target " + t + " runs on " + join(deploy, " or ") +
                  (npu ? ": this machine can quantize, not run the NPU model." : ": the quantized model cannot run on " + t + " here, and calibration falls back to the CPU."),
              npu ? "Check the quantized model on the Ryzen AI machine (VitisAIExecutionProvider)."
                  : "Install the onnxruntime build with " + deploy[0] + " (quark-onnx-install), then re-run with the new install result.");
@@ -914,7 +1168,7 @@ void execution_providers(PlanState& s) {
     if (chosen)
       for (const auto& m : missing)
         s.risk("onnx.execution_providers", "high", "You chose " + m + ", which this onnxruntime does not have (onnx_install_result.json).",
-               "Pick from " + join(have) + ", or install a build that has it.");
+               have.empty() ? "Install an onnxruntime build that has it (quark-onnx-install)." : "Pick from " + join(have) + ", or install a build that has it.");
   }
   spec(s)["execution_providers"] = eps;
   s.reason("onnx_specific.execution_providers", "onnx.execution_providers", why);

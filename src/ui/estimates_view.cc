@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/units.h"
 
 namespace quarkplan::ui {
@@ -16,8 +18,11 @@ std::string render_estimates(const Json& est, const Style& st) {
   if (!est.is_object()) return out;
   if (est.contains("weights") && est["weights"].is_array() && !est["weights"].empty()) {
     out += st.bold("Weight size per scheme:") + "\n";
+    // The name column fits the longest name (ONNX presets like INT16_TRANSFORMER_ACCURATE).
+    size_t name_w = 14;
+    for (const auto& w : est["weights"]) name_w = std::max(name_w, w.value("scheme", "?").size());
     for (const auto& w : est["weights"])
-      out += fmt::format("  {:<14} {:>10}  {:6.3f} bits/weight  ({})\n", w.value("scheme", "?"), format_bytes(u64(w, "bytes")),
+      out += fmt::format("  {:<{}} {:>10}  {:6.3f} bits/weight  ({})\n", w.value("scheme", "?"), name_w, format_bytes(u64(w, "bytes")),
                          w.value("bits_per_weight_effective", 0.0), w.value("method", ""));
   }
   if (est.contains("kv_cache") && est["kv_cache"].is_object()) {

@@ -93,8 +93,15 @@ std::string render_intake_summary(const Json& a, const Style& st) {
                        qc["MatMul"].get<uint64_t>(), qc["Gemm"].get<uint64_t>(), a["quantization_targets"]["linear_layer_count"].get<uint64_t>());
     out += fmt::format("  Weights:           {} params ({} in Constant nodes)\n", o["weights"]["total_params"].get<uint64_t>(),
                        o["weights"]["in_constant_nodes"].get<uint64_t>());
-    out += fmt::format("  Already QDQ:       {}   Already Quark custom ops: {}\n", o["has_qdq_already"].get<bool>() ? "Yes" : "No",
-                       o["has_quark_custom_ops"].get<bool>() ? "Yes" : "No");
+    // Name the quantized form found (QDQ, QOperator, dynamic, MatMulNBits, Quark's ops), not just "QDQ".
+    Json forms = Json::array();
+    if (o.contains("quantized_forms") && o["quantized_forms"].is_array())
+      for (const auto& fm : o["quantized_forms"])
+        if (fm.contains("label") && fm["label"].is_string())
+          forms.push_back(fm["label"].get<std::string>() + (fm.contains("ops") && fm["ops"].is_array() ? " [" + join(fm["ops"]) + "]" : ""));
+    if (forms.empty() && (o["has_qdq_already"].get<bool>() || o["has_quark_custom_ops"].get<bool>()))
+      forms.push_back(join(o.value("quantized_op_types", Json::array())));
+    out += fmt::format("  Already quantized: {}\n", forms.empty() ? std::string("No") : "Yes: " + join(forms, "; "));
     out += fmt::format("  Preset candidates: [{}]\n", join(q["preset_candidates"]));
   } else {
     out += st.bold("Model Analysis:") + "\n";

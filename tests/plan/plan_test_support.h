@@ -55,7 +55,7 @@ inline const quarkplan::Json& transformer_analysis() {
 }
 
 // The same transformer (hidden size 128) with real-valued weights (a
-// deterministic bell curve) and one spike in layer `spike_layer`'s q_proj:
+// deterministic bell curve) and one spike in layer `spike_layer`'s q_proj (every layer's when negative):
 // the model bytes. The rule docs' examples use a two-layer one
 // (tests/data/docs/outlier_transformer.onnx).
 inline std::string outlier_transformer_onnx(int layers, int spike_layer) {
@@ -79,7 +79,7 @@ inline std::string outlier_transformer_onnx(int layers, int spike_layer) {
   };
   for (int i = 0; i < layers; ++i) {
     std::string l = "/layers." + std::to_string(i), p = "l" + std::to_string(i) + ".";
-    for (const char* w : {"q", "k", "v", "o"}) fill(b.init(p + w, onnx::TensorProto::FLOAT, {128, 128}), i == spike_layer && std::string(w) == "q");
+    for (const char* w : {"q", "k", "v", "o"}) fill(b.init(p + w, onnx::TensorProto::FLOAT, {128, 128}), (spike_layer < 0 || i == spike_layer) && std::string(w) == "q");
     b.node("MatMul", l + "/q_proj/MatMul", {prev, p + "q"}, {p + "qo"});
     b.node("MatMul", l + "/k_proj/MatMul", {prev, p + "k"}, {p + "ko"});
     b.node("MatMul", l + "/v_proj/MatMul", {prev, p + "v"}, {p + "vo"});

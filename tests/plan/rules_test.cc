@@ -102,8 +102,13 @@ std::vector<Scenario> scenarios() {
          EXPECT_TRUE(cites(i, "onnx.target.gate"));
          auto b = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.choices["preset"] = "BFP16"; });
          EXPECT_EQ(b.status, PlanStatus::kConflict);  // negative gate: BFP16 + NPU CNN is refused, not downgraded
-         auto x = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cuda"; r.choices["preset"] = "XINT8"; });
-         EXPECT_EQ(x.status, PlanStatus::kConflict);  // XINT8 is for the NPU (checked on a CPU at most)
+         // The gate's alternative itself passes: INT8_TRANSFORMER_DEFAULT would quantize nothing in a CNN.
+         auto nt = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_transformer"; r.choices["preset"] = "A8W8"; });
+         ASSERT_EQ(nt.status, PlanStatus::kConflict);
+         EXPECT_EQ(nt.conflicts[0].rule, "onnx.target.gate");
+         EXPECT_EQ(nt.conflicts[0].alternative, "--target npu_cnn with XINT8");
+         auto alt = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.choices["preset"] = "XINT8"; });
+         EXPECT_EQ(alt.status, PlanStatus::kConfirmed);
          auto t = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "npu_transformer"; r.choices["preset"] = "INT8_CNN_DEFAULT"; });
          EXPECT_EQ(t.status, PlanStatus::kConflict);
        }},
@@ -173,7 +178,7 @@ std::vector<Scenario> scenarios() {
          EXPECT_TRUE(o.plan["onnx_specific"]["include_cle"].get<bool>());
          auto acc = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.goal = "accuracy"; });
          EXPECT_EQ(acc.plan["preset"], "XINT8_ADAROUND");
-         EXPECT_EQ(acc.plan["algorithms"], Json::array({"CLE"}));  // the preset already runs AdaRound
+         EXPECT_EQ(acc.plan["algorithms"], Json::array({"CLE", "AdaRound"}));  // the preset runs AdaRound itself: listed once
          EXPECT_TRUE(acc.plan["onnx_specific"]["include_fast_ft"].get<bool>());
        }},
       {"onnx.algorithms.compatibility", [] {
@@ -181,8 +186,21 @@ std::vector<Scenario> scenarios() {
          EXPECT_TRUE(cites(o, "onnx.algorithms.compatibility"));
        }},
       {"onnx.algorithms.exclusive", [] {
+         // Quark keeps only one of AdaRound/AdaQuant: both in the plan is a conflict --insist cannot keep.
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["algorithms"] = "AdaRound,AdaQuant"; });
-         EXPECT_TRUE(cites(o, "onnx.algorithms.exclusive"));
+         ASSERT_EQ(o.status, PlanStatus::kConflict);
+         EXPECT_EQ(o.conflicts[0].rule, "onnx.algorithms.exclusive");
+         auto i = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["algorithms"] = "AdaRound,AdaQuant"; r.insist = true; });
+         EXPECT_EQ(i.status, PlanStatus::kConflict);
+         // A preset that runs AdaRound itself plus --algorithm AdaQuant: the twin preset is the way out, and it passes.
+         auto x = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.choices["preset"] = "XINT8_ADAROUND"; r.choices["algorithms"] = "AdaQuant"; });
+         ASSERT_EQ(x.status, PlanStatus::kConflict);
+         EXPECT_EQ(x.conflicts[0].alternative, "--preset XINT8_ADAQUANT (AdaQuant built in)");
+         auto a = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "A8W8_ADAROUND"; r.choices["algorithms"] = "AdaQuant"; });
+         ASSERT_EQ(a.status, PlanStatus::kConflict);
+         EXPECT_EQ(a.conflicts[0].alternative, "--preset A8W8_ADAQUANT (AdaQuant built in)");
+         auto twin = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.choices["preset"] = "XINT8_ADAQUANT"; });
+         EXPECT_EQ(twin.status, PlanStatus::kConfirmed);
        }},
       {"onnx.algorithms.at_most_two", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["algorithms"] = Json::parse(R"(["CLE","BiasCorrection","AdaRound"])"); });
@@ -354,6 +372,26 @@ std::vector<Scenario> scenarios() {
          EXPECT_EQ(t.status, PlanStatus::kConfirmed);
          EXPECT_TRUE(cites(t, "onnx.target.npu_preset_off_npu"));
          EXPECT_EQ(t.plan["onnx_specific"]["enable_npu_transformer"], true);
+         // ONNX Runtime's GPU providers run QDQ too: the same risk on cuda and rocm, not a refusal.
+         for (const char* gpu : {"cuda", "rocm"}) {
+           auto g = plan(cnn_analysis(), [&](PlanRequest& r) { r.target = gpu; r.choices["preset"] = "XINT8"; });
+           EXPECT_EQ(g.status, PlanStatus::kConfirmed) << gpu;
+           EXPECT_TRUE(cites(g, "onnx.target.npu_preset_off_npu")) << gpu;
+           EXPECT_EQ(g.plan["onnx_specific"]["enable_npu_cnn"], true) << gpu;
+         }
+       }},
+      {"onnx.preset.weight_coverage", [] {
+         // A CNN with a small Gemm classifier: MATMUL_NBITS or the NPU transformer flow quantize only the head.
+         auto a = with(cnn_analysis(), "quantization_targets.weights_by_op_type.MatMul",
+                       Json{{"weighted_nodes", 1}, {"weight_params", 10}, {"weight_params_2d", 10}, {"weighted_2d_nodes", 1}});
+         auto o = plan(a, [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "MATMUL_NBITS"; });
+         EXPECT_TRUE(cites(o, "onnx.preset.weight_coverage"));
+         bool named = false;
+         for (const auto& x : o.plan["risks"])
+           if (x["rule"] == "onnx.preset.weight_coverage") named = x["recovery_hint"].get<std::string>().find("--preset ") == 0;
+         EXPECT_TRUE(named) << o.plan["risks"].dump();
+         auto full = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_FALSE(cites(full, "onnx.preset.weight_coverage"));
        }},
       {"onnx.preset.op_types_present", [] {
          // A CNN has no MatMul for MatMulNBits and no Gemm/MatMul for the NPU transformer flow.
