@@ -49,11 +49,13 @@ read -r pt pp < <(measure /usr/bin/python3 "$root/bench/python_safetensors_basel
 ratio=$(awk -v a="$pt" -v b="$qt" 'BEGIN { printf "%.1fx", a / b }')
 printf '%-34s %12s %12.1f %12s %12.1f %9s\n' "$m (163 shards, HF)" "$qt" "$(awk -v k="$qp" 'BEGIN{print k/1024}')" "$pt" "$(awk -v k="$pp" 'BEGIN{print k/1024}')" "$ratio"
 # --weight-stats throughput on hot cache (SPEC §5: >= 1 GB/s per core, using every core),
-# both formats, on 1 thread and on 2 (QUARKPLAN_SCAN_THREADS pins the scan's thread count).
+# every dtype (BF16 safetensors, FP32 and FP16 ONNX), on 1 thread and on 2 (QUARKPLAN_SCAN_THREADS pins the scan's thread count).
 [ -f "$models/weights-1g/model.safetensors" ] || "$build/bench/gen_weight_file" "$models/weights-1g" >&2
 [ -f "$models/weights-onnx-1g/model.onnx_data" ] || "$build/bench/gen_weight_onnx" "$models/weights-onnx-1g" >&2
-for m in weights-1g weights-onnx-1g; do
-  input="$models/$m"; [ "$m" = weights-onnx-1g ] && input="$models/$m/model.onnx"
+[ -f "$models/weights-onnx-f16-1g/model.onnx_data" ] || "$build/bench/gen_weight_onnx" "$models/weights-onnx-f16-1g" --fp16 >&2
+# BF16 safetensors, FP32 ONNX, FP16 ONNX (external data).
+for m in weights-1g weights-onnx-1g weights-onnx-f16-1g; do
+  input="$models/$m"; [ "$m" != weights-1g ] && input="$models/$m/model.onnx"
   cat "$models/$m"/model.* > /dev/null   # warm the page cache
   for threads in 1 2; do
     rates=()
@@ -66,7 +68,7 @@ for m in weights-1g weights-onnx-1g; do
     # CPU seconds (user + sys) per run give the per-core rate even on a shared machine.
     read -r peak cpu < <( { QUARKPLAN_SCAN_THREADS=$threads /usr/bin/time -f "%M %U %S" "$build/quarkplan" intake "$input" --weight-stats -o "$tmp/w.json" >/dev/null; } 2>&1 |
                           tail -n 1 | awk '{print $1, $2 + $3}')
-    printf 'weight-stats %-16s %d thread(s): %s GB/s wall (3 runs), %s CPU-s for the whole intake, peak RSS %s KB\n' "$m" "$threads" "${rates[*]}" "$cpu" "$peak"
+    printf 'weight-stats %-20s %d thread(s): %s GB/s wall (3 runs), %s CPU-s for the whole intake, peak RSS %s KB\n' "$m" "$threads" "${rates[*]}" "$cpu" "$peak"
   done
 done
 echo "(times: median wall seconds, hyperfine when installed, else /usr/bin/time; peak: max RSS over the runs)"

@@ -30,6 +30,10 @@ struct TensorStats {
 // every 16 MiB (file-backed map), so a multi-GB embedding never sits in memory.
 bool tensor_stats(std::string_view data, std::string_view dtype, TensorStats& out, bool release = false);
 
+// IEEE half -> float, the portable conversion (CPUs without F16C); exact for
+// every half, inf and NaN included. Exposed for its exhaustive test.
+float half_to_float(uint16_t h);
+
 // One weight to scan: `length` bytes at `offset` of `file` (read with pread
 // into a small per-thread buffer: no page faults, no page-table contention
 // between threads, memory bounded by the buffers), or, when `file` is empty,

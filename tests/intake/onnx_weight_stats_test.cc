@@ -11,6 +11,7 @@
 #include "intake/onnx_builder.h"
 #include "intake/weight_stats.h"
 #include "plan/planner.h"
+#include "intake/weight_stats_reference.h"
 #include "support/test_support.h"
 
 using namespace qp_test;
@@ -238,4 +239,45 @@ TEST(OnnxWeightStats, NonFiniteWeights) {
   EXPECT_TRUE(a["weight_stats"]["top_modules"][0]["max_over_std"].is_null());
   EXPECT_EQ(Json::parse(r.out)["plan"]["onnx_specific"]["nodes_to_exclude"], Json::array({"mm"}));
   EXPECT_EQ(run_quarkplan({"validate", "model_analysis.json"}, d.path()).exit_code, 0);
+}
+
+// FP16 weights (ISNet's dtype) inline and in external data, with zeros,
+// subnormals and the largest half: the scan's statistics are the bits of a
+// plain scalar reference on one thread and on two.
+TEST(OnnxWeightStats, F16MatchesTheScalarReferenceOnOneAndTwoThreads) {
+  TempDir d;
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT16, {"1", "200"});
+  std::vector<uint16_t> w1 = f16_sample(200 * 250, 3), w2 = f16_sample(250 * 300, 4);  // 50,000 and 75,000 weights
+  b.init("w1", onnx::TensorProto::FLOAT16, {200, 250}, 2)->set_raw_data(f16_raw(w1));
+  b.node("MatMul", "mm1", {"x", "w1"}, {"a"});
+  write_file(d / "m.onnx_data", std::string(6, '\0') + f16_raw(w2));  // an offset that is not 4-aligned
+  auto* t = b.graph->add_initializer();
+  t->set_name("w2");
+  t->set_data_type(onnx::TensorProto::FLOAT16);
+  t->add_dims(250);
+  t->add_dims(300);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{{"location", "m.onnx_data"}, {"offset", "6"}, {"length", std::to_string(w2.size() * 2)}}) {
+    auto* e = t->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  }
+  b.node("MatMul", "mm2", {"a", "w2"}, {"y"});
+  b.output("y", onnx::TensorProto::FLOAT16, {"1", "300"});
+  write_file(d / "m.onnx", b.bytes());
+  for (unsigned threads : {1u, 2u}) {
+    Json ws = intake(d / "m.onnx", threads)["weight_stats"];
+    ASSERT_EQ(ws["tensors"], 2);
+    EXPECT_EQ(ws["threads"], threads);
+    for (const auto& [name, h] : {std::pair{"mm1", &w1}, std::pair{"mm2", &w2}}) {
+      const Json* m = module(ws, name);
+      ASSERT_NE(m, nullptr) << name;
+      ReferenceStats r = reference_stats(f16_decode(*h));
+      EXPECT_TRUE(same_bits((*m)["max_abs"].get<double>(), r.max_abs)) << name << " " << threads;
+      EXPECT_TRUE(same_bits((*m)["std"].get<double>(), r.stddev)) << name << " " << threads;
+      EXPECT_TRUE(same_bits((*m)["outlier_ratio_6sigma"].get<double>(), r.outlier_ratio)) << name << " " << threads;
+      EXPECT_GT(r.outlier_ratio, 0) << name;  // the 6-sigma recount ran
+    }
+  }
 }

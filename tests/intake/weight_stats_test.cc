@@ -7,6 +7,7 @@
 #include "intake/intake.h"
 #include "intake/weight_stats.h"
 #include "plan/planner.h"
+#include "intake/weight_stats_reference.h"
 #include "support/test_support.h"
 
 using namespace qp_test;
@@ -114,4 +115,91 @@ TEST(WeightStats, IntakeFindsOutlierModulesAndThePlanNamesThem) {
   // Through the command line too (ONNX has its own tests in onnx_weight_stats_test.cc).
   RunResult cli = run_quarkplan({"intake", d.path().string(), "--weight-stats", "-o", (d / "a.json").string()});
   EXPECT_EQ(cli.exit_code, 0) << cli.err;
+}
+
+// FP16 (the F16C path on CPUs that have it, the portable one elsewhere): every
+// half converts exactly, and the statistics are the scalar reference's bits.
+TEST(WeightStats, F16ConversionIsExactForEveryHalf) {
+  for (uint32_t i = 0; i < 65536; ++i) {
+    uint16_t h = static_cast<uint16_t>(i);
+    float want = half_reference(h), got = quarkplan::half_to_float(h);
+    ASSERT_TRUE(same_bits(want, got)) << std::hex << i;  // NaN for NaN
+    ASSERT_EQ(std::signbit(want), std::signbit(got)) << std::hex << i;
+    // The dispatched path (F16C here when the CPU has it) on a one-weight tensor.
+    quarkplan::TensorStats s;
+    ASSERT_TRUE(quarkplan::tensor_stats(std::string_view(reinterpret_cast<const char*>(&h), 2), "F16", s));
+    ReferenceStats r = reference_stats({want});
+    ASSERT_TRUE(same_bits(s.max_abs, r.max_abs)) << std::hex << i;
+    ASSERT_TRUE(same_bits(s.mean, r.mean)) << std::hex << i;
+  }
+}
+
+TEST(WeightStats, EveryDtypeMatchesTheScalarReferenceOnOneAndTwoThreads) {
+  TempDir d;
+  // 50,000 weights: three whole blocks of 16,384 and a partial one.
+  std::vector<uint16_t> h = f16_sample(200 * 250, 17), bad = f16_sample(64 * 64, 5);
+  bad[10] = 0x7c00;  // +inf
+  bad[20] = 0xfe01;  // NaN
+  std::vector<uint16_t> bf(h.size());
+  std::vector<float> f32 = f16_decode(h), bfv(h.size());
+  for (size_t i = 0; i < h.size(); ++i) {
+    uint32_t b;
+    std::memcpy(&b, &f32[i], 4);
+    bf[i] = static_cast<uint16_t>(b >> 16);
+    b &= 0xffff0000u;
+    std::memcpy(&bfv[i], &b, 4);
+  }
+  for (float& f : f32) f *= 1.5f;  // other values than the halves
+  std::string f32_raw(reinterpret_cast<const char*>(f32.data()), f32.size() * 4);
+  struct T {
+    std::string module, dtype, raw;
+    std::vector<float> values;
+  };
+  std::vector<T> ts = {{"model.layers.0.mlp.down_proj", "F16", f16_raw(h), f16_decode(h)},
+                       {"model.layers.0.mlp.up_proj", "F16", f16_raw(bad), f16_decode(bad)},
+                       {"model.layers.0.mlp.gate_proj", "BF16", f16_raw(bf), bfv},
+                       {"model.layers.0.self_attn.o_proj", "F32", f32_raw, f32}};
+  std::string header = "{", data;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    uint64_t rows = ts[i].values.size() / 250 * 250 == ts[i].values.size() ? 200 : 64;
+    header += (i ? "," : "") + std::string("\"") + ts[i].module + ".weight\":{\"dtype\":\"" + ts[i].dtype + "\",\"shape\":[" + std::to_string(rows) + "," +
+              std::to_string(ts[i].values.size() / rows) + "],\"data_offsets\":[" + std::to_string(data.size()) + "," +
+              std::to_string(data.size() + ts[i].raw.size()) + "]}";
+    data += ts[i].raw;
+  }
+  header += "}";
+  std::string len(8, '\0');
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  write_file(d / "model.safetensors", len + header + data);
+  for (unsigned threads : {1u, 2u}) {
+    quarkplan::ScanOptions opt;
+    opt.threads = threads;
+    Json ws = quarkplan::scan_weight_stats({(d / "model.safetensors").string()}, opt);
+    ASSERT_EQ(ws["tensors"], 4);
+    for (const auto& t : ts) {
+      ReferenceStats r = reference_stats(t.values);
+      const Json* m = nullptr;
+      for (const auto& x : ws["top_modules"])
+        if (x["module"] == t.module) m = &x;
+      ASSERT_NE(m, nullptr) << t.module;
+      EXPECT_TRUE(same_bits((*m)["max_abs"].get<double>(), r.max_abs)) << t.module << " " << threads;
+      EXPECT_TRUE(same_bits((*m)["std"].get<double>(), r.stddev)) << t.module << " " << threads;
+      EXPECT_TRUE(same_bits((*m)["outlier_ratio_6sigma"].get<double>(), r.outlier_ratio)) << t.module << " " << threads;
+      // And the one-tensor entry point.
+      quarkplan::TensorStats s;
+      ASSERT_TRUE(quarkplan::tensor_stats(t.raw, t.dtype, s));
+      EXPECT_TRUE(same_bits(s.mean, r.mean) && same_bits(s.stddev, r.stddev) && same_bits(s.outlier_ratio, r.outlier_ratio)) << t.module;
+    }
+    // The inf weight is the worst case, ranked first.
+    EXPECT_EQ(ws["top_modules"][0]["module"], "model.layers.0.mlp.up_proj");
+    EXPECT_TRUE(std::isinf(ws["top_modules"][0]["max_abs"].get<double>()));
+  }
+  // The sample really holds subnormals, zeros of both signs and the largest half.
+  size_t sub = 0, negzero = 0;
+  for (uint16_t x : h) {
+    sub += (x & 0x7c00) == 0 && (x & 0x3ff) != 0;
+    negzero += x == 0x8000;
+  }
+  EXPECT_GT(sub, 1000u);
+  EXPECT_GT(negzero, 100u);
 }
