@@ -9,6 +9,7 @@
 
 #include "plan/plan_test_support.h"
 #include "ui/report.h"
+#include "ui/svg.h"
 
 using namespace qp_test;
 using quarkplan::Json;
@@ -440,4 +441,36 @@ TEST(Report, WordingAndTheYourChoiceBadge) {
     std::string h = render(m.plan, m.analysis);
     EXPECT_EQ(h.find("Not drawn: 1 more op types"), std::string::npos) << m.name;
   }
+}
+
+// Column labels never overlap (94 numbered layers and "other", as on
+// Qwen3-235B's page), and a bar's label has a backdrop so a capacity line
+// drawn through the chart does not cross its text.
+TEST(ReportCharts, LabelsNeverOverlap) {
+  namespace svg = quarkplan::ui::svg;
+  svg::ColumnChart c;
+  c.id = "t";
+  for (int i = 0; i < 94; ++i) c.columns.push_back({std::to_string(i), {{1.0, "main", ""}}});
+  c.columns.push_back({"other", {{1.0, "main", ""}}});
+  std::string s = svg::column_chart(c);
+  std::vector<std::pair<double, double>> spans;  // [left, right] of each drawn tick label
+  for (size_t p = s.find("class=\"tick\""); p != std::string::npos; p = s.find("class=\"tick\"", p + 1)) {
+    size_t x = s.rfind("x=\"", p) + 3;
+    double cx = std::stod(s.substr(x));
+    size_t t = s.find('>', p) + 1;
+    std::string label = s.substr(t, s.find('<', t) - t);
+    spans.push_back({cx - 3.25 * static_cast<double>(label.size()), cx + 3.25 * static_cast<double>(label.size())});
+  }
+  ASSERT_GE(spans.size(), 5u);
+  EXPECT_NE(s.find(">other</text>"), std::string::npos);
+  for (size_t i = 1; i < spans.size(); ++i) EXPECT_GT(spans[i].first, spans[i - 1].second) << "label " << i << " overlaps the one before";
+  svg::BarChart b;
+  b.id = "b";
+  b.bars.push_back({"Calibration: the original model loaded", {{10, "cross", ""}}, "10 GiB", false});
+  b.markers.push_back({5, "1 x mi300x"});
+  std::string bs = svg::bar_chart(b);
+  size_t label = bs.find(">Calibration: the original model loaded<");
+  ASSERT_NE(label, std::string::npos);
+  EXPECT_NE(bs.rfind("class=\"backdrop\"", label), std::string::npos);
+  EXPECT_LT(bs.find("class=\"marker\""), bs.rfind("class=\"backdrop\"", label));  // the line first, the backdrop over it
 }
