@@ -382,11 +382,15 @@ int run_plan_command(const PlanArgs& a) {
       std::fputs(dump_json(j).c_str(), stdout);
     }
     if (draft) {
-      std::fprintf(human, "Wrote a DRAFT plan to %s (requires_confirmation: true)%s\n", target.string().c_str(),
-                   plan["open_questions"].empty() ? "; confirm with --yes or at the prompt" : "; answer the open questions above");
+      std::fputs(ui::paragraph("Wrote a DRAFT plan to " + target.string() + " (requires_confirmation: true); " +
+                                   (plan["open_questions"].empty() ? "confirm it with --yes or at the prompt." : "answer the open questions above."),
+                               ui::terminal_width(human))
+                     .c_str(),
+                 human);
       return kExitDraft;
     }
-    std::fprintf(human, "Wrote the confirmed plan to %s (analysis: %s)\n", target.string().c_str(), analysis_path.string().c_str());
+    std::fputs(ui::paragraph("Wrote the confirmed plan to " + target.string() + " (analysis: " + analysis_path.string() + ").", ui::terminal_width(human)).c_str(),
+               human);
     if (!removed.empty()) std::fprintf(human, "Removed the stale draft %s\n", removed.c_str());
     return kExitOk;
   });

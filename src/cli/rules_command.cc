@@ -21,9 +21,8 @@ int run_rules_command(const RulesArgs& a) {
     for (const auto& d : all)
       if (a.id.empty() || d.id == a.id || d.id.rfind(a.id + ".", 0) == 0) chosen.push_back(d);
     if (chosen.empty()) {
-      if (find_rule(a.id)) throw std::runtime_error("rule " + a.id + " has no documentation");
-      std::vector<std::string> ids;
-      for (const auto& r : rule_registry()) ids.push_back(r.id);
+      if (documented_purpose(a.id)) throw std::runtime_error("rule " + a.id + " has no documentation");
+      std::vector<std::string> ids = documented_ids();
       throw UsageError("there is no rule '" + a.id + "'" + did_you_mean(a.id, ids) + "; run 'quarkplan rules' to see them all.");
     }
     if (a.json) {

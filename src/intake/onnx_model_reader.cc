@@ -447,7 +447,7 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
     stats = onnx_weight_stats(f, gf, map, ext_paths, ctx, file_);
     if (!stats["outlier_modules"].empty())
       risks.push_back(make_risk("onnx.intake.weight_outliers", "medium",
-                                std::to_string(stats["outlier_modules"].size()) + " layers have weights beyond " +
+                                std::to_string(stats["outlier_modules"].size()) + (stats["outlier_modules"].size() == 1 ? " layer has" : " layers have") + " weights beyond " +
                                     std::to_string(static_cast<int>(stats["outlier_max_over_std"].get<double>())) +
                                     " standard deviations (e.g. " + stats["outlier_modules"][0].get<std::string>() +
                                     "): per-tensor INT8 scales waste most of their range on them.",

@@ -124,6 +124,29 @@ Json decision_table(const Json& plan) {
     row("trust_remote_code", "trust_remote_code");
     row("device_strategy", "device_strategy");
   }
+  // Reasons recorded for facts that are not rows of their own are shown on the
+  // row they explain, and any other reason gets a row: every reason the plan
+  // records is in the table (and so in explain and the report).
+  static const std::pair<const char*, const char*> kHosted[] = {
+      {"amd_recipe", "global_scheme"}, {"data_type", "global_scheme"}, {"hardware_support", "hardware"}, {"calibration.note", "calibration.dataset"}};
+  for (auto& [k, v] : reasons.items()) {
+    if (!v.is_string() || k.rfind("onnx_specific.extra_options.", 0) == 0) continue;  // shown on the extra_options row
+    bool shown = false;
+    for (const auto& r : rows) shown = shown || r["key"] == k;
+    if (shown) continue;
+    const char* host = nullptr;
+    for (const auto& [note, h] : kHosted)
+      if (k == note) host = h;
+    Json* host_row = nullptr;
+    for (auto& r : rows)
+      if (host && r["key"] == host) host_row = &r;
+    if (host_row) {
+      std::string& reason = (*host_row)["reason"].get_ref<std::string&>();
+      reason += (reason.empty() ? "" : "; ") + v.get<std::string>();
+    } else {
+      row(k, k);
+    }
+  }
   // Estimates, when known.
   if (plan.contains("estimates") && plan["estimates"].contains("weights") && plan["estimates"]["weights"].size() >= 2) {
     const Json& w = plan["estimates"]["weights"];

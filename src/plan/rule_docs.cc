@@ -70,16 +70,28 @@ RuleDoc parse_rule_doc(const std::string& md, const std::string& path, std::vect
     if (k >= want) problems.push_back(path + ": section '## " + std::string(kSections[k]) + "' is missing");
     else if (bodies[k]->empty()) problems.push_back(path + ": section '## " + std::string(kSections[k]) + "' is empty");
   }
-  if (const Rule* r = find_rule(d.id)) {
-    d.flow = r->flow;
-    if (d.purpose != r->purpose)
-      problems.push_back(path + ": the purpose line differs from the registry's (\"" + std::string(r->purpose) + "\")");
-  }
+  const char* purpose = documented_purpose(d.id);
+  if (const Rule* r = find_rule(d.id)) d.flow = r->flow, d.kind = "rule";
+  if (const IntakeCheck* c = find_intake_check(d.id)) d.flow = c->flow, d.kind = "intake";
+  if (purpose && d.purpose != purpose)
+    problems.push_back(path + ": the purpose line differs from the registry's (\"" + std::string(purpose) + "\")");
   return d;
 }
 
+std::vector<std::string> documented_ids() {
+  std::vector<std::string> ids;
+  // Per flow, the intake checks first (they run before the plan's rules).
+  for (const char* flow : {"onnx", "torch"}) {
+    for (const auto& c : intake_check_registry())
+      if (std::string(c.flow) == flow) ids.push_back(c.id);
+    for (const auto& r : rule_registry())
+      if (std::string(r.flow) == flow) ids.push_back(r.id);
+  }
+  return ids;
+}
+
 std::optional<RuleDoc> rule_doc(const std::string& id) {
-  if (!find_rule(id)) return std::nullopt;
+  if (!documented_purpose(id)) return std::nullopt;
   std::string path = std::string(kDocDir) + id + ".md";
   std::string_view md = embedded_resource(path);
   if (md.empty()) return std::nullopt;
@@ -91,8 +103,8 @@ std::optional<RuleDoc> rule_doc(const std::string& id) {
 
 std::vector<RuleDoc> rule_docs() {
   std::vector<RuleDoc> out;
-  for (const auto& r : rule_registry())
-    if (auto d = rule_doc(r.id)) out.push_back(std::move(*d));
+  for (const auto& id : documented_ids())
+    if (auto d = rule_doc(id)) out.push_back(std::move(*d));
   return out;
 }
 
@@ -106,12 +118,13 @@ std::vector<std::string> rule_doc_problems(const std::vector<std::pair<std::stri
     std::string stem = path.substr(path.rfind('/') + 1);
     if (stem.size() > 3 && stem.compare(stem.size() - 3, 3, ".md") == 0) stem.resize(stem.size() - 3);
     if (d.id.empty()) continue;
-    if (!find_rule(d.id)) problems.push_back(path + ": names '" + d.id + "', which is not a registered rule");
+    if (!documented_purpose(d.id)) problems.push_back(path + ": names '" + d.id + "', which is not a registered rule or intake check");
     if (stem != d.id) problems.push_back(path + ": the file name must be the rule ID (" + d.id + ".md)");
     documented.insert(d.id);
   }
-  for (const auto& r : rule_registry())
-    if (!documented.count(r.id)) problems.push_back(std::string("rule ") + r.id + " has no documentation (docs/rules/" + r.id + ".md)");
+  for (const auto& id : documented_ids())
+    if (!documented.count(id))
+      problems.push_back(std::string(find_rule(id) ? "rule " : "intake check ") + id + " has no documentation (docs/rules/" + id + ".md)");
   return problems;
 }
 

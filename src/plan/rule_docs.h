@@ -12,6 +12,7 @@ namespace quarkplan {
 
 struct RuleDoc {
   std::string id, flow, purpose;
+  std::string kind;  // "rule" (a planning rule) | "intake" (an intake check)
   std::string decides, fires_when, follows, example;  // section bodies (Markdown)
   std::string markdown;                               // the whole file
 };
@@ -20,7 +21,11 @@ struct RuleDoc {
 // has no (well-formed) documentation file.
 std::optional<RuleDoc> rule_doc(const std::string& id);
 
-// Documentation of every registered rule, in registry order (rules without a
+// Every documented ID: per flow, the intake checks, then the planning rules
+// in registry order.
+std::vector<std::string> documented_ids();
+
+// Documentation of every registered rule and intake check, in documented_ids() order (rules without a
 // documentation file are left out; rule_doc_problems() names them).
 std::vector<RuleDoc> rule_docs();
 

@@ -93,6 +93,71 @@ const Rule* find_rule(const std::string& id) {
   return nullptr;
 }
 
+// The checks intake runs on the model, in one table beside the rules: they
+// decide nothing, but their risks reach the analysis, the intake summary and
+// the report, so each has an ID, a one-line purpose and a documentation file
+// like a rule's. Every ID a make_risk() call in src/intake names is listed
+// here (tests/plan/rule_docs_test.cc scans the sources and fails otherwise).
+const std::vector<IntakeCheck>& intake_check_registry() {
+  static const std::vector<IntakeCheck> checks = {
+      {"onnx.intake.external_data_missing", "onnx", "An external data file the model names is missing"},
+      {"onnx.intake.external_data_short", "onnx", "An external data file is shorter than the tensors that point into it"},
+      {"onnx.intake.protobuf_over_2gb", "onnx", "A model over 2 GiB with its weights inline cannot be loaded by protobuf"},
+      {"onnx.intake.opset_below_13", "onnx", "An ai.onnx opset below 13 is too old for QDQ quantization"},
+      {"onnx.intake.opset_below_19", "onnx", "An ai.onnx opset from 13 to 18 suits INT8/INT16 but not INT4/FP8"},
+      {"onnx.intake.already_quantized", "onnx", "QDQ or QOperator nodes mean the model is already quantized"},
+      {"onnx.intake.quark_custom_ops", "onnx", "Quark's custom quantize ops mean the model is already quantized by Quark"},
+      {"onnx.intake.custom_domain", "onnx", "Ops from a custom domain need their runtime library during calibration"},
+      {"onnx.intake.dynamic_dims_npu", "onnx", "Dynamic input dimensions cannot be compiled for a Ryzen AI NPU target"},
+      {"onnx.intake.dynamic_dims", "onnx", "Dynamic input dimensions need calibration batches of concrete shapes"},
+      {"onnx.intake.nchw_npu_cnn", "onnx", "NCHW inputs on the NPU CNN target, which expects NHWC"},
+      {"onnx.intake.fp16_model", "onnx", "All floating-point weights are FP16, which Quark's calibrators do not take"},
+      {"onnx.intake.recurrent_ops", "onnx", "Recurrent ops or unrolled recurrent cells quantize poorly or stay in float"},
+      {"onnx.intake.mlp", "onnx", "Only Gemm/MatMul layers and no attention: a plain MLP"},
+      {"onnx.intake.architecture_unknown", "onnx", "No Conv, MatMul, Gemm or recurrent op dominates: the architecture is unknown"},
+      {"onnx.intake.subgraphs", "onnx", "Control-flow subgraphs (If/Loop/Scan) stay in float unless EnableSubgraph is set"},
+      {"onnx.intake.npu_cnn_matmul", "onnx", "MatMul ops on the NPU CNN target, which does not run MatMul-based attention"},
+      {"onnx.intake.npu_transformer_custom_attention", "onnx", "Fused attention kernels the NPU transformer flow does not support"},
+      {"onnx.intake.final_classifier", "onnx", "A classifier head that produces a model output is often better left in float"},
+      {"onnx.intake.block_formats_suppressed", "onnx", "Block-format presets are left out when the Quark custom-ops library failed to compile"},
+      {"onnx.intake.weight_outliers", "onnx", "Layers whose weights sit far out (--weight-stats) make per-tensor INT8 scales coarse"},
+
+      {"torch.intake.weights_missing", "torch", "No weight files, or only the index: counts and sizes are estimated"},
+      {"torch.intake.missing_shards", "torch", "Shards the safetensors index names are missing"},
+      {"torch.intake.index_mismatch", "torch", "The safetensors index and the shard headers disagree"},
+      {"torch.intake.pickle_weights", "torch", "PyTorch .bin/.pth weights (pickle) cannot be read safely, so counts are estimated"},
+      {"torch.intake.structure_guessed", "torch", "A model type without a structure description is read with the Llama layout"},
+      {"torch.intake.unsupported_model_type", "torch", "A model type Quark's LLM templates name as unsupported"},
+      {"torch.intake.no_template", "torch", "A model type without a Quark LLM template, which quantize_quark.py rejects"},
+      {"torch.intake.trust_remote_code", "torch", "An auto_map whose model code runs only with trust_remote_code"},
+      {"torch.intake.auto_map_not_needed", "torch", "An auto_map for a model type transformers implements itself"},
+      {"torch.intake.pre_quantized", "torch", "A checkpoint that is already quantized (quantization_config)"},
+      {"torch.intake.moe_preparation", "torch", "A mixture-of-experts model whose experts Quark splits into Linear layers first"},
+      {"torch.intake.very_large", "torch", "A checkpoint too large for one accelerator during calibration"},
+      {"torch.intake.large", "torch", "A checkpoint that may not fit a single 48-80 GiB accelerator during calibration"},
+      {"torch.intake.huge_moe_loader", "torch", "A mixture-of-experts model with so many Linear modules that loading needs a large vm.max_map_count"},
+      {"torch.intake.weight_outliers", "torch", "Linear modules whose weights sit far out (--weight-stats) waste per-tensor range"},
+      {"torch.intake.transformers_version", "torch", "A model type that needs a newer transformers than Quark supports"},
+      {"torch.intake.transformers_declared_newer", "torch", "A checkpoint saved with a transformers newer than Quark's supported range"},
+      {"torch.intake.tokenizer_missing", "torch", "No tokenizer files next to the weights, which calibration needs"},
+      {"torch.intake.multimodal", "torch", "A multimodal model: only the language model is calibrated with text"},
+      {"torch.intake.hybrid_layers", "torch", "Linear-attention or state-space layers keep no KV cache and are often excluded"},
+  };
+  return checks;
+}
+
+const IntakeCheck* find_intake_check(const std::string& id) {
+  for (const auto& c : intake_check_registry())
+    if (id == c.id) return &c;
+  return nullptr;
+}
+
+const char* documented_purpose(const std::string& id) {
+  if (const Rule* r = find_rule(id)) return r->purpose;
+  if (const IntakeCheck* c = find_intake_check(id)) return c->purpose;
+  return nullptr;
+}
+
 const std::vector<std::string>& onnx_decision_keys() {
   static const std::vector<std::string> keys = {
       "deployment_target", "preset", "calibration.method", "calibration.data_size", "calibration.batch_size", "calibration.data_path", "algorithms",

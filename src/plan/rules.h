@@ -20,6 +20,19 @@ const std::vector<Rule>& rule_registry();
 std::vector<const Rule*> rules_for(const std::string& flow);
 const Rule* find_rule(const std::string& id);
 
+// A check intake runs on the model: it raises a risk in the analysis and
+// decides nothing. Documented like a rule (docs/rules/<id>.md).
+struct IntakeCheck {
+  const char* id;
+  const char* flow;     // "onnx" | "torch"
+  const char* purpose;  // one line
+};
+
+const std::vector<IntakeCheck>& intake_check_registry();
+const IntakeCheck* find_intake_check(const std::string& id);
+// The one-line purpose of a rule or an intake check; nullptr for neither.
+const char* documented_purpose(const std::string& id);
+
 // Defined in rules_onnx.cc / rules_torch.cc, listed by rule_registry().
 namespace onnx_rules {
 void analysis_complete(PlanState&);

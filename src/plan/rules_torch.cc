@@ -77,6 +77,9 @@ namespace torch_rules {
 
 namespace {
 
+// "1 is available", "2 are available".
+std::string available(int64_t n) { return std::to_string(n) + (n == 1 ? " is available" : " are available"); }
+
 const Json& model(const PlanState& s) { return s.analysis["model"]; }
 std::string model_type(const PlanState& s) { return model(s)["model_type"]; }
 const Json* tmpl(const PlanState& s) { return s.cat.torch_template(model_type(s)); }
@@ -1325,15 +1328,13 @@ void device_strategy(PlanState& s) {
     why = fit.is_object() ? "Calibration fits one " + hw : "Single accelerator until the hardware is known";
   } else if (f2f_eligible && s.accelerator_count > 0 && s.accelerator_count < gpus_needed) {
     strategy = "file2file";
-    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + std::to_string(s.accelerator_count) +
-          " are available: file-to-file quantization streams the shards instead (no calibration needed for " + (*sc)["name"].get<std::string>() + ")";
+    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + available(s.accelerator_count) + ": file-to-file quantization streams the shards instead (no calibration needed for " + (*sc)["name"].get<std::string>() + ")";
   } else if (f2f_but_default_algorithm && s.accelerator_count > 0 && s.accelerator_count < gpus_needed) {
     // The default algorithm needs the whole model in memory, which the
     // accelerators available cannot hold: stream the shards without it.
     strategy = "file2file";
     std::string dropped = s.plan["algorithm"].get<std::string>();
-    why = "Calibration with " + dropped + " needs " + std::to_string(gpus_needed) + " x " + hw + " but " + std::to_string(s.accelerator_count) +
-          " are available: file-to-file quantization streams the shards instead, without " + dropped;
+    why = "Calibration with " + dropped + " needs " + std::to_string(gpus_needed) + " x " + hw + " but " + available(s.accelerator_count) + ": file-to-file quantization streams the shards instead, without " + dropped;
     s.plan["algorithm"] = nullptr;
     s.reason("algorithm", "torch.device.strategy",
              "None: the default " + dropped + " needs the whole model in memory (" + std::to_string(gpus_needed) + " x " + hw + "), and file-to-file applies none");
@@ -1344,15 +1345,14 @@ void device_strategy(PlanState& s) {
   } else if (!f2f_eligible && algorithms_of(s).empty() && s.accelerator_count > 0 && s.accelerator_count < gpus_needed) {
     // Static scales need calibration: CPU offload is the one way that fits.
     strategy = "multi_device";
-    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + std::to_string(s.accelerator_count) +
-          " are available, and file-to-file cannot do " + f2f_blocker + ": --multi_device offloads the rest to CPU memory (slow)";
+    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + available(s.accelerator_count) + ", and file-to-file cannot do " + f2f_blocker + ": --multi_device offloads the rest to CPU memory (slow)";
   } else {
     strategy = "multi_gpu";
     why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " (--multi_gpu spreads the model)";
   }
   if (strategy == "multi_gpu" && s.accelerator_count > 0 && s.accelerator_count < gpus_needed)
     s.risk("torch.device.strategy", "high",
-           "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but only " + std::to_string(s.accelerator_count) + " are available (" +
+           "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but only " + available(s.accelerator_count) + " (" +
                s.accelerator_count_source + ").",
            f2f_eligible ? "Use file-to-file quantization (device_strategy=file2file), or run on a machine with more accelerators."
                         : "Run on a machine with " + std::to_string(gpus_needed) + " accelerators, or use --multi_device (CPU offload: slow, no algorithms).");

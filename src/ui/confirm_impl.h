@@ -28,15 +28,36 @@ inline std::set<std::string> changed_rows(const Json& before, const Json& after)
   return out;
 }
 
-inline const char* kHelp =
-    "Answers:\n"
-    "  yes | y                confirm and write the plan\n"
-    "  no | n | q | Ctrl-D    decline: nothing is written\n"
-    "  KEY=VALUE              change a decision (values are JSON when they parse), e.g.\n"
-    "                         calibration.method=PowerOfTwo_NonOverflow  algorithm=awq  exclude_layers=[\"lm_head\"]\n"
-    "  preset NAME | scheme NAME | target T | hardware H    shorthands\n"
-    "  insist                 keep a choice that breaks a hard gate (recorded as a high risk)\n"
-    "  show                   show the table again;  help   this text\n";
+// The answers, with KEY=VALUE examples taken from the plan's own rows (their
+// current values, so each example is an edit this plan accepts) and the
+// shorthands of its flow.
+inline std::string help_text(const Json& rows, const std::string& flow) {
+  static const char* const kOnnx[] = {"calibration.method", "calibration.data_size", "algorithms", "preset"};
+  static const char* const kTorch[] = {"global_scheme", "algorithm", "exclude_layers", "calibration.num_calib_data"};
+  std::string examples;
+  int n = 0;
+  for (const char* key : flow == "onnx" ? std::vector<const char*>(std::begin(kOnnx), std::end(kOnnx))
+                                        : std::vector<const char*>(std::begin(kTorch), std::end(kTorch))) {
+    for (const auto& r : rows) {
+      if (n >= 3 || r.value("key", "") != key || !r.contains("value") || r["value"].is_null()) continue;
+      std::string v = r["value"].is_string() ? r["value"].get<std::string>() : r["value"].dump();
+      if (v.size() > 40) continue;
+      examples += (n++ ? "  " : "") + std::string(key) + "=" + v;
+    }
+  }
+  std::string out =
+      "Answers:\n"
+      "  yes | y                confirm and write the plan\n"
+      "  no | n | q | Ctrl-D    decline: nothing is written\n"
+      "  KEY=VALUE              change a decision (any row of the table; values are JSON when they parse)";
+  out += examples.empty() ? ".\n" : ", e.g.\n                         " + examples + "\n";
+  out += flow == "onnx" ? "  preset NAME | target T shorthands for preset=NAME and deployment_target=T\n"
+                        : "  scheme NAME | hardware H    shorthands for global_scheme=NAME and hardware=H\n";
+  out +=
+      "  insist                 keep a choice that breaks a hard gate (recorded as a high risk)\n"
+      "  show                   show the table again;  help   this text\n";
+  return out;
+}
 
 }  // namespace detail
 
@@ -142,7 +163,7 @@ ConfirmResult confirm_loop_with(const Json& analysis, PlanRequest req, const Sty
       return result;
     }
     if (l == "help" || l == "?") {
-      std::fputs(detail::kHelp, out);
+      std::fputs(detail::help_text(result.outcome.decision_table, flow).c_str(), out);
       show = false;
       continue;
     }

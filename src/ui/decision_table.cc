@@ -7,8 +7,8 @@ namespace quarkplan::ui {
 
 namespace {
 
-// Narrowest layout supported; below it lines would be mostly borders.
-constexpr size_t kMinWidth = 40;
+// Narrowest layout supported (the terminal's own minimum).
+constexpr size_t kMinWidth = kMinTerminalWidth;
 // Beyond this a reason column gets too long to read comfortably.
 constexpr size_t kMaxTableWidth = 160;
 
@@ -160,6 +160,31 @@ std::string render_stacked(const std::vector<Row>& rows, const Style& st, size_t
   return out;
 }
 
+// The stacked layout without its frame, for widths where the frame would
+// split a key, a value word or a rule ID: the key at the margin, its value
+// beside or below it, the reason indented by two (or at the margin when a
+// word of it needs the whole width). Rows are separated by a rule.
+std::string render_bare(const std::vector<Row>& rows, const Style& st, size_t width, bool any_changed) {
+  std::string out;
+  const std::string rule = std::string(width, '-') + "\n";
+  out += st.bold("Decision") + "  " + st.bold("Value") + "\n  " + st.bold("Reason") + "\n" + std::string(width, '=') + "\n";
+  for (const auto& r : rows) {
+    std::string mark = r.changed ? "* " : "";
+    auto value_style = [&](const std::string& s) { return r.changed ? st.cyan(s) : s; };
+    size_t kw = display_width(mark + r.label);
+    if (kw + 2 + display_width(r.value) <= width) {
+      out += mark + st.bold(r.label) + "  " + value_style(r.value) + "\n";
+    } else {
+      for (const auto& k : wrap(mark + r.label, width)) out += st.bold(k) + "\n";
+      for (const auto& l : wrap_indented(r.value, width, 2)) out += value_style(l) + "\n";
+    }
+    for (const auto& l : wrap_indented(r.reason, width, 2)) out += st.dim(l) + "\n";
+    out += rule;
+  }
+  if (any_changed) out += "(* changed by your last edit)\n";
+  return out;
+}
+
 size_t clamp_width(int width) { return std::max<size_t>(kMinWidth, width > 0 ? static_cast<size_t>(width) : 80); }
 
 }  // namespace
@@ -235,6 +260,47 @@ std::vector<std::string> wrap(const std::string& text, size_t width) {
   return lines;
 }
 
+std::vector<std::string> wrap_indented(const std::string& text, size_t width, size_t indent) {
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  const std::string pad_in(indent, ' ');
+  if (longest_word(text) + indent <= width) {
+    for (const auto& l : wrap(text, width - indent)) out.push_back(pad_in + l);
+    return out;
+  }
+  // Runs of words that fit at the indent wrap there; a word that needs more
+  // room gets a line of its own, as far right as it fits.
+  std::string run;
+  auto flush = [&] {
+    if (run.empty()) return;
+    for (const auto& l : wrap(run, width - indent)) out.push_back(pad_in + l);
+    run.clear();
+  };
+  for (size_t i = 0; i <= text.size();) {
+    size_t sp = text.find(' ', i);
+    if (sp == std::string::npos) sp = text.size();
+    std::string word = text.substr(i, sp - i);
+    i = sp + 1;
+    if (word.empty()) continue;
+    size_t ww = display_width(word);
+    if (ww + indent <= width) {
+      run += (run.empty() ? "" : " ") + word;
+      continue;
+    }
+    flush();
+    if (ww <= width) out.push_back(std::string(std::min(indent, width - ww), ' ') + word);
+    else for (const auto& piece : wrap(word, width)) out.push_back(piece);
+  }
+  flush();
+  return out;
+}
+
+std::string paragraph(const std::string& text, int width) {
+  std::string out;
+  for (const auto& l : wrap_indented(text, clamp_width(width), 0)) out += l + "\n";
+  return out;
+}
+
 std::string render_decision_table(const Json& rows_json, const Style& st, int width_in, const std::set<std::string>& changed) {
   const size_t width = std::min(clamp_width(width_in), kMaxTableWidth);
   std::vector<Row> rows = rows_of(rows_json, changed);
@@ -256,7 +322,12 @@ std::string render_decision_table(const Json& rows_json, const Style& st, int wi
     V = std::min(std::max(V, Vword), avail - Rmin);
     return render_table(rows, st, K, V, avail - V, any_changed);
   }
-  return render_stacked(rows, st, width, K, any_changed);
+  // The framed stack when it splits nothing, else the same rows bare.
+  const size_t inner = width - 6;
+  bool fits = K <= inner && Rword <= inner - 4;
+  for (const auto& r : rows) fits = fits && longest_word(r.value) <= inner - 2;
+  if (fits) return render_stacked(rows, st, width, K, any_changed);
+  return render_bare(rows, st, width, any_changed);
 }
 
 std::string render_risks(const Json& risks, const Style& st, int width_in) {
@@ -269,10 +340,14 @@ std::string render_risks(const Json& risks, const Style& st, int width_in) {
       if (r.value("severity", "") != sev) continue;
       std::string tag = std::string(sev) == "high" ? st.red("HIGH") : std::string(sev) == "medium" ? st.yellow("MED ") : st.dim("LOW ");
       std::string rule = r.contains("rule") && r["rule"].is_string() && !r["rule"].get<std::string>().empty() ? " [" + r["rule"].get<std::string>() + "]" : "";
-      auto lines = wrap(r.value("message", "") + rule, width - indent);
-      for (size_t i = 0; i < lines.size(); ++i) out += (i == 0 ? "  " + tag + " " : std::string(indent, ' ')) + lines[i] + "\n";
+      auto lines = wrap_indented(r.value("message", "") + rule, width, indent);
+      // The tag takes the first line's indent (a line of its own when a long
+      // rule ID starts at the margin).
+      if (!lines.empty() && lines[0].compare(0, indent, std::string(indent, ' ')) != 0) out += "  " + tag + "\n";
+      for (size_t i = 0; i < lines.size(); ++i)
+        out += (i == 0 && lines[0].compare(0, indent, std::string(indent, ' ')) == 0 ? "  " + tag + " " + lines[i].substr(indent) : lines[i]) + "\n";
       if (r.contains("recovery_hint") && r["recovery_hint"].is_string() && !r["recovery_hint"].get<std::string>().empty())
-        for (const auto& l : wrap("-> " + r["recovery_hint"].get<std::string>(), width - indent)) out += std::string(indent, ' ') + l + "\n";
+        for (const auto& l : wrap_indented("-> " + r["recovery_hint"].get<std::string>(), width, indent)) out += l + "\n";
     }
   }
   return out;
@@ -286,8 +361,10 @@ std::string render_questions(const Json& questions, const Style& st, int width_i
   for (const auto& q : questions) {
     std::string num = "  " + std::to_string(i) + ". ";
     std::string indent(num.size(), ' ');
-    auto lines = wrap(q.is_string() ? q.get<std::string>() : q.dump(), width - num.size());
-    for (size_t k = 0; k < lines.size(); ++k) out += (k == 0 ? num : indent) + lines[k] + "\n";
+    auto lines = wrap_indented(q.is_string() ? q.get<std::string>() : q.dump(), width, num.size());
+    if (!lines.empty() && lines[0].compare(0, num.size(), indent) != 0) out += num + "\n";
+    for (size_t k = 0; k < lines.size(); ++k)
+      out += (k == 0 && lines[0].compare(0, num.size(), indent) == 0 ? num + lines[k].substr(num.size()) : lines[k]) + "\n";
     ++i;
   }
   return out;
@@ -303,7 +380,7 @@ std::string render_conflicts(const std::vector<Conflict>& conflicts, const Style
       out += (i == 0 && lines[i].rfind(head, 0) == 0 ? st.red(head) + lines[i].substr(head.size()) : lines[i]) + "\n";
     std::string keep = interactive ? "Change it, or type 'insist' to keep your choice (recorded as a high risk)."
                                    : "Pass --insist to keep your choice (recorded as a high risk).";
-    for (const auto& l : wrap("Closest viable alternative: " + c.alternative + ". " + keep, width - 2)) out += "  " + l + "\n";
+    for (const auto& l : wrap_indented("Closest viable alternative: " + c.alternative + ". " + keep, width, 2)) out += l + "\n";
   }
   return out;
 }

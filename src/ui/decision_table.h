@@ -33,6 +33,16 @@ std::string render_conflicts(const std::vector<Conflict>& conflicts, const Style
 // and only as a last resort anywhere.
 std::vector<std::string> wrap(const std::string& text, size_t width);
 
+// `text` wrapped to `width` with every line indented by `indent` (the indent
+// is part of the returned lines), except that a word too wide for the indent
+// gets a line of its own with less indent, so it stays whole when it fits the
+// width at all.
+std::vector<std::string> wrap_indented(const std::string& text, size_t width, size_t indent);
+
+// A sentence or two for the terminal: wrapped to `width`, each line ended
+// with a newline.
+std::string paragraph(const std::string& text, int width);
+
 // Columns `s` takes on a terminal (UTF-8 code points; escape sequences excluded).
 size_t display_width(const std::string& s);
 

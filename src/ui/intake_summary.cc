@@ -42,7 +42,9 @@ std::string risks_text(const Json& risks, const Style& st, const std::string& in
   for (const auto& r : risks) {
     std::string sev = r["severity"];
     std::string tag = sev == "high" ? st.red("[high]") : sev == "medium" ? st.yellow("[medium]") : st.dim("[low]");
-    out += (first ? "" : indent) + tag + " " + r["message"].get<std::string>() + "\n";
+    // The check's ID, so `quarkplan rules ID` finds its documentation.
+    std::string rule = r.contains("rule") && r["rule"].is_string() && !r["rule"].get<std::string>().empty() ? " [" + r["rule"].get<std::string>() + "]" : "";
+    out += (first ? "" : indent) + tag + " " + r["message"].get<std::string>() + rule + "\n";
     if (r.contains("recovery_hint") && !r["recovery_hint"].get<std::string>().empty())
       out += indent + "  -> " + r["recovery_hint"].get<std::string>() + "\n";
     first = false;

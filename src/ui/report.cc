@@ -152,7 +152,7 @@ std::set<std::string>& cited_rules() {
 
 std::string rule_link(const std::string& id) {
   cited_rules().insert(id);
-  if (find_rule(id)) return "<a class=\"rule\" href=\"#rule-" + e(id) + "\">" + e(id) + "</a>";
+  if (documented_purpose(id)) return "<a class=\"rule\" href=\"#rule-" + e(id) + "\">" + e(id) + "</a>";
   return "<span class=\"rule\">" + e(id) + "</span>";
 }
 
@@ -180,9 +180,10 @@ std::string reason_html(const std::string& text) {
 }
 
 // A decision the user made (a flag, --set, or an edit at the prompt): the
-// rules word those reasons "Your choice", "Your list", "... from --target".
+// rules word those reasons "Your choice", "Your list", "From --hardware: ...",
+// "... from --target".
 bool users_choice(const std::string& reason) {
-  return reason.rfind("Your ", 0) == 0 || reason.find("; Your ") != std::string::npos || reason.find(": Your choice") != std::string::npos ||
+  return reason.rfind("Your ", 0) == 0 || reason.rfind("From --", 0) == 0 || reason.find("; Your ") != std::string::npos || reason.find(": Your choice") != std::string::npos ||
          reason.find("from --") != std::string::npos || reason.find("the user insisted") != std::string::npos;
 }
 
@@ -287,11 +288,23 @@ std::string model_card(const ReportInput& in) {
     if (auto t = count(get(m, "total_params")))
       f.push_back({"Parameters", e(format_params(*t)) + " <span class=\"exact\">(" + with_commas(*t) + "; " + e(str(get(m, "params_method"), "")) + ")</span>"});
     if (auto gb = number(get(m, "estimated_size_gb")); gb && *gb > 0) {
-      uint64_t bytes = static_cast<uint64_t>(*gb * 1e9);
-      f.push_back({"Size", e(format_bytes(bytes)) + " as stored" + (get(m, "dtype") ? " (" + e(str(get(m, "dtype"))) + ")" : "")});
+      uint64_t bytes = count(get(m, "size_bytes")) ? *count(get(m, "size_bytes")) : static_cast<uint64_t>(*gb * 1e9);
+      // What the bytes hold: a pre-quantized checkpoint stores its weights in
+      // that format (config.json's dtype is then the unquantized rest), so
+      // the format and the bits per weight say it; else the stored dtype.
+      std::vector<std::string> how;
+      std::string pre = str(get(m, "pre_quantized")), dtype = str(get(m, "dtype"));
+      if (!pre.empty()) how.push_back(pre + " weights (quantization_config)" + (dtype.empty() ? "" : ", the rest " + dtype));
+      else if (!dtype.empty()) how.push_back(dtype);
+      if (auto t = count(get(m, "total_params")); t && *t > 0 && !pre.empty()) {
+        char bpw[32];
+        std::snprintf(bpw, sizeof bpw, "%.1f", static_cast<double>(bytes) * 8.0 / static_cast<double>(*t));
+        how.push_back(std::string(bpw) + " bits per weight on average");
+      }
+      f.push_back({"Size", e(format_bytes(bytes)) + " as stored" + (how.empty() ? "" : " (" + e(join(how, "; ")) + ")")});
     }
     std::string layers;
-    if (auto n = count(get(m, "num_hidden_layers"))) layers = with_commas(*n) + " layers";
+    if (auto n = count(get(m, "num_hidden_layers"))) layers = with_commas(*n) + (*n == 1 ? " layer" : " layers");
     if (auto h = count(get(m, "hidden_size"))) layers += (layers.empty() ? "" : ", ") + std::string("hidden size ") + with_commas(*h);
     if (!layers.empty()) f.push_back({"Shape", e(layers)});
     const Json* arch = get(m, "architecture");
@@ -331,12 +344,35 @@ std::string model_card(const ReportInput& in) {
   const Json& risks = array_or_empty(get(a, "risks"));
   if (!risks.empty()) {
     out += "<h3>What intake found</h3>\n<ul class=\"risks\">\n";
+    // Findings the plan already fixes with a Quark extra option are marked
+    // so, with the rule that set it, instead of a bare HIGH.
+    static const struct {
+      const char *intake, *option, *rule;
+    } kHandled[] = {{"onnx.intake.dynamic_dims_npu", "FixShapes", "onnx.npu.static_shapes"},
+                    {"onnx.intake.opset_below_13", "ConvertOpsetVersion", "onnx.opset.upgrade"},
+                    {"onnx.intake.nchw_npu_cnn", "ConvertNCHWToNHWC", "onnx.npu_cnn.nhwc"},
+                    {"onnx.intake.fp16_model", "ConvertFP16ToFP32", "onnx.fp16.convert"}};
+    const Json* extra = get(get(in.plan, "onnx_specific"), "extra_options");
+    auto handled_by = [&](const std::string& rule) -> std::string {
+      for (const auto& h : kHandled) {
+        const Json* v = get(extra, h.option);
+        if (rule == h.intake && v && !v->is_null() && !(v->is_boolean() && !v->get<bool>()))
+          return "The plan handles it: extra option " + std::string(h.option) + " = " + value_display(*v) + " [" + rule_link(h.rule) + "].";
+      }
+      return "";
+    };
     for (const char* sev : {"high", "medium", "low"})
       for (const auto& r : risks)
-        if (str(get(r, "severity")) == sev)
-          out += "<li class=\"sev-" + std::string(sev) + "\"><span class=\"sev\">" + (std::string(sev) == "high" ? "HIGH" : std::string(sev) == "medium" ? "MEDIUM" : "LOW") +
-                 "</span> " + e(str(get(r, "message"))) + (get(r, "rule") ? " [" + rule_link(str(get(r, "rule"))) + "]" : "") +
-                 (str(get(r, "recovery_hint")).empty() ? "" : "<br><span class=\"hint\">What to do: " + e(str(get(r, "recovery_hint"))) + "</span>") + "</li>\n";
+        if (str(get(r, "severity")) == sev) {
+          std::string handled = handled_by(str(get(r, "rule")));
+          std::string label = std::string(sev) == "high" ? "HIGH" : std::string(sev) == "medium" ? "MEDIUM" : "LOW";
+          out += "<li class=\"sev-" + std::string(handled.empty() ? sev : "handled") + "\"><span class=\"sev\">" +
+                 (handled.empty() ? label : "HANDLED") + "</span> " + e(str(get(r, "message"))) +
+                 (get(r, "rule") ? " [" + rule_link(str(get(r, "rule"))) + "]" : "") +
+                 (handled.empty() ? (str(get(r, "recovery_hint")).empty() ? "" : "<br><span class=\"hint\">What to do: " + e(str(get(r, "recovery_hint"))) + "</span>")
+                                  : "<br><span class=\"hint\">" + handled + "</span>") +
+                 "</li>\n";
+        }
     out += "</ul>\n";
   }
   return out + "</section>\n";
@@ -455,7 +491,9 @@ std::string fit_chart(const Json& plan) {
   if (!fit || fit->is_null() || (fit->is_array() && fit->empty())) {
     std::string why = is_onnx(plan) ? "ONNX plans carry no accelerator memory estimate (the model runs under ONNX Runtime), so there is no fit to chart."
                       : str(get(plan, "hardware")).empty() ? "The plan names no accelerator, so there is no memory to fit against (plan with --hardware or an env_context.json)."
-                                                            : "The plan holds no memory-fit estimate, so there is nothing to chart.";
+                      : str(get(plan, "hardware")) == "ryzen-ai"
+                          ? "Ryzen AI plans hold no memory-fit estimate because the Ryzen AI PC does not run the quantization: Quark runs on a Linux machine with an AMD Instinct or NVIDIA GPU, which the plan does not name, and the PC runs the exported model (Ryzen AI's 'Preparing OGA Models')."
+                          : "The plan holds no memory-fit estimate (its analysis had no parameter counts, or the accelerator's memory is not known), so there is nothing to chart.";
     return out + omitted(why) + "</section>\n";
   }
   std::vector<const Json*> fits;
@@ -790,7 +828,7 @@ std::string onnx_ops(const Json& plan, const Json& analysis, const std::string& 
              ".</p>\n";
     }
     out += figure(svg::bar_chart(c), "Operator histogram (all graphs, subgraphs included); solid bars are quantized." +
-                                         (rest_types ? " Not drawn: " + std::to_string(rest_types) + " more op types with " + with_commas(rest_nodes) + " nodes (see the table)." : std::string()));
+                                         (rest_types ? " Not drawn: " + std::to_string(rest_types) + (rest_types == 1 ? " more op type with " : " more op types with ") + with_commas(rest_nodes) + " nodes (see the table)." : std::string()));
     out += sortable_table("Operators", {"Op type", "Nodes", "Weights", "Quantized"}, rows, classes);
   }
   // Exclusions.
@@ -900,8 +938,20 @@ std::string weight_stats(const Json& plan, const Json& analysis) {
   }
   c.legend = {{"main", "within bounds"}, {"hatch", "flagged: max beyond " + fixed(threshold, 0) + " sigma"}};
   c.desc = "Horizontal bars, one per layer, most extreme first: " + join(words, "; ") + ".";
-  out += "<p>" + with_commas(flagged.size()) + " layer" + (flagged.size() == 1 ? "" : "s") + " flagged: the largest weight sits more than " + fixed(threshold, 0) +
-         " standard deviations out, which wastes a per-tensor scale's range. " + (flagged.empty() ? "None of the scanned layers is a problem." : "Flagged layers are hatched and marked FLAGGED.") +
+  // How many were scanned and how many are listed (intake keeps the most
+  // extreme ones), so a short list is not read as the whole model.
+  auto scanned = count(get(ws, "tensors"));
+  std::string listed = scanned && *scanned > mods->size()
+                           ? "The scan read " + with_commas(*scanned) + " weight tensors; the " + with_commas(mods->size()) +
+                                 " with the most extreme weights are listed here. "
+                           : std::string();
+  std::string verdict =
+      flagged.empty()
+          ? "No layer is flagged: no weight sits more than " + fixed(threshold, 0) + " standard deviations out, the point where a per-tensor scale's range is wasted."
+          : with_commas(flagged.size()) + (flagged.size() == 1 ? " layer is" : " layers are") + " flagged: " + (flagged.size() == 1 ? "its" : "their") +
+                " largest weight sits more than " + fixed(threshold, 0) +
+                " standard deviations out, which wastes a per-tensor scale's range. Flagged layers are hatched and marked FLAGGED.";
+  out += "<p>" + listed + verdict +
          [&] {
            size_t n = 0;
            for (const auto& m : *mods) n += kept.count(str(get(m, "module"), str(get(m, "name")))) > 0;
@@ -933,14 +983,14 @@ std::string invocation_section(const ReportInput& in) {
 }
 
 std::string rules_section() {
-  std::string out = "<section id=\"rules\">\n<h2>Rules this plan cites</h2>\n";
+  std::string out = "<section id=\"rules\">\n<h2>Rules and intake checks this plan cites</h2>\n";
   std::vector<std::string> ids;
-  for (const auto& r : rule_registry())
-    if (cited_rules().count(r.id)) ids.push_back(r.id);
+  for (const auto& id : documented_ids())
+    if (cited_rules().count(id)) ids.push_back(id);
   std::vector<std::string> other;
   for (const auto& id : cited_rules())
-    if (!find_rule(id)) other.push_back(id);
-  if (ids.empty()) out += "<p>The plan cites no registered rule.</p>\n";
+    if (!documented_purpose(id)) other.push_back(id);
+  if (ids.empty()) out += "<p>The plan cites no registered rule or intake check.</p>\n";
   for (const auto& id : ids) {
     out += "<article class=\"ruledoc\" id=\"rule-" + e(id) + "\">\n<h3><code>" + e(id) + "</code></h3>\n";
     if (auto d = rule_doc(id)) {
@@ -948,13 +998,12 @@ std::string rules_section() {
       const std::pair<const char*, const std::string*> secs[] = {{"Decides", &d->decides}, {"Fires when", &d->fires_when}, {"Follows", &d->follows}, {"Example", &d->example}};
       for (const auto& [title, body] : secs) out += "<h4>" + std::string(title) + "</h4>\n" + markdown_to_html(*body);
     } else {
-      out += "<p class=\"purpose\">" + e(find_rule(id)->purpose) + "</p>\n" + omitted("This build has no documentation file for the rule.");
+      out += "<p class=\"purpose\">" + e(documented_purpose(id)) + "</p>\n" + omitted("This build has no documentation file for the rule.");
     }
     out += "</article>\n";
   }
   if (!other.empty())
-    out += "<p>Also cited, by the analysis or the estimates rather than a planning rule: " + e(join(other)) +
-           " (intake checks and estimate notes; quarkplan rules lists the planning rules).</p>\n";
+    out += "<p>Also cited, by another tool: " + e(join(other)) + " (quarkplan rules lists the rules and intake checks it documents).</p>\n";
   return out + "</section>\n";
 }
 
@@ -976,9 +1025,9 @@ a{color:var(--link)}code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Conso
 .status.draft{color:var(--med)}.status.confirmed{color:var(--fg)}
 .sub{color:var(--muted);margin:.2rem 0}
 nav ul{display:flex;flex-wrap:wrap;gap:.3rem 1rem;padding:0;margin:.6rem 0;list-style:none}
-.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(9.5rem,1fr));gap:.6rem;margin:1rem 0}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(11.5rem,1fr));gap:.6rem;margin:1rem 0}
 .card{background:var(--card);border:1px solid var(--line);border-radius:.4rem;padding:.5rem .7rem}
-.card .k{color:var(--muted);font-size:.8rem}.card .v{font-weight:600}
+.card .k{color:var(--muted);font-size:.8rem}.card .v{font-weight:600;overflow-wrap:anywhere}.card{min-width:0}
 .banner{border:2px solid var(--med);border-radius:.4rem;padding:.5rem .8rem;margin:1rem 0}
 dl.facts{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:.2rem 1.5rem;margin:.5rem 0}
 dl.facts div.wide{grid-column:1/-1}
@@ -1002,7 +1051,7 @@ ul.risks{padding-left:0;list-style:none}ul.risks li{margin:.4rem 0;padding-left:
 .sev{font-weight:700;font-size:.8rem;margin-right:.3rem}
 li.sev-high{border-left-color:var(--high)!important}li.sev-high .sev{color:var(--high)}
 li.sev-medium{border-left-color:var(--med)!important}li.sev-medium .sev{color:var(--med)}
-li.sev-low .sev{color:var(--low)}.hint{color:var(--muted)}
+li.sev-low .sev{color:var(--low)}li.sev-handled .sev{color:var(--low)}.hint{color:var(--muted)}
 .rule{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85em}
 .omitted{color:var(--muted);font-style:italic;border-left:4px solid var(--line);padding-left:.6rem}
 .verdict.nofit strong{color:var(--high)}

@@ -9,7 +9,7 @@ namespace quarkplan::ui {
 
 std::string render_rule_doc(const RuleDoc& d, const Style& st, int width_in) {
   size_t width = static_cast<size_t>(std::max(40, width_in));
-  std::string out = st.bold(d.id) + (d.flow.empty() ? "" : "  (" + std::string(d.flow == "onnx" ? "ONNX" : "Torch") + " plans)") + "\n";
+  std::string out = st.bold(d.id) + (d.flow.empty() ? "" : "  (" + std::string(d.flow == "onnx" ? "ONNX" : "Torch") + (d.kind == "intake" ? " intake check)" : " plans)")) + "\n";
   for (const auto& l : wrap(d.purpose, width - 2)) out += "  " + l + "\n";
   const std::pair<const char*, const std::string*> sections[] = {
       {"Decides", &d.decides}, {"Fires when", &d.fires_when}, {"Follows", &d.follows}, {"Example", &d.example}};
@@ -25,7 +25,7 @@ std::string render_rule_docs(const std::vector<RuleDoc>& docs, const Style& st, 
   for (const auto& d : docs) {
     if (d.flow != flow) {
       flow = d.flow;
-      out += (out.empty() ? "" : "\n") + st.bold(flow == "onnx" ? "Rules of ONNX plans" : "Rules of Torch (Hugging Face LLM) plans") + "\n\n";
+      out += (out.empty() ? "" : "\n") + st.bold(flow == "onnx" ? "Intake checks and rules of ONNX plans" : "Intake checks and rules of Torch (Hugging Face LLM) plans") + "\n\n";
     } else {
       out += "\n";
     }
@@ -39,6 +39,7 @@ Json rule_docs_json(const std::vector<RuleDoc>& docs) {
   for (const auto& d : docs)
     rules.push_back({{"id", d.id},
                      {"flow", d.flow},
+                     {"kind", d.kind},
                      {"purpose", d.purpose},
                      {"decides", d.decides},
                      {"fires_when", d.fires_when},

@@ -114,6 +114,8 @@ std::string bar_chart(const BarChart& c) {
   }
   double y = top;
   for (const auto& b : c.bars) {
+    // The label gets a backdrop too: a capacity line must not cross its text.
+    out += "<rect x=\"0\" y=\"" + num(y) + "\" width=\"" + num(7.0 * static_cast<double>(b.label.size()) + 6) + "\" height=\"14\" class=\"backdrop\"/>";
     out += "<text x=\"0\" y=\"" + num(y + 11) + "\" class=\"label" + std::string(b.emphasis ? " strong" : "") + "\">" + esc(b.label) + "</text>";
     double x = 0;
     for (const auto& s : b.segments) {
@@ -149,8 +151,14 @@ std::string column_chart(const ColumnChart& c) {
                     "\" role=\"img\" aria-labelledby=\"" + esc(c.id) + "-t " + esc(c.id) + "-d\" preserveAspectRatio=\"xMinYMin meet\">";
   out += "<title id=\"" + esc(c.id) + "-t\">" + esc(c.title) + "</title><desc id=\"" + esc(c.id) + "-d\">" + esc(c.desc) + "</desc>";
   out += defs(c.id);
-  // Show every k-th label so they never overlap (about 28 px per label).
+  // Show every k-th label (about 28 px per label); a label that would touch
+  // the one before it, or the last column's (always shown: it is often
+  // "other"), is left out, judged by its text's width.
   size_t every = std::max<size_t>(1, static_cast<size_t>(std::ceil(28.0 / slot)));
+  auto text_w = [](const std::string& s) { return 6.5 * static_cast<double>(s.size()); };
+  auto centre = [&](size_t i) { return static_cast<double>(i) * slot + gap / 2 + (slot - gap) / 2; };
+  const double last_left = c.columns.empty() ? width : centre(c.columns.size() - 1) - text_w(c.columns.back().label) / 2;
+  double drawn_right = -1e9;
   for (size_t i = 0; i < c.columns.size(); ++i) {
     const auto& col = c.columns[i];
     double x = static_cast<double>(i) * slot + gap / 2, y = top + plot_h;
@@ -160,9 +168,13 @@ std::string column_chart(const ColumnChart& c) {
       out += rect(c.id, s, x, y, slot - gap, h);
     }
     bool last = i + 1 == c.columns.size();
-    if (i % every == 0 || (last && (i % every) * 2 >= every))
+    double left = centre(i) - text_w(col.label) / 2, right = centre(i) + text_w(col.label) / 2;
+    bool room = last || (left >= drawn_right + 4 && right + 4 <= last_left);
+    if ((i % every == 0 || last) && room && !col.label.empty()) {
+      drawn_right = right;
       out += "<text x=\"" + num(x + (slot - gap) / 2) + "\" y=\"" + num(top + plot_h + 14) + "\" class=\"tick\" text-anchor=\"middle\">" +
              esc(col.label) + "</text>";
+    }
   }
   out += "<line x1=\"0\" y1=\"" + num(top + plot_h) + "\" x2=\"" + num(width) + "\" y2=\"" + num(top + plot_h) + "\" class=\"axis\"/>";
   double y = top + plot_h + label_h;

@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace quarkplan::ui {
@@ -18,12 +19,14 @@ bool use_color(FILE* f) {
 }
 
 int terminal_width(FILE* f) {
+  // The real width, however narrow, down to kMinTerminalWidth (below it a
+  // line holds too little to read); 80 only when nothing says otherwise.
   struct winsize ws {};
-  if (::ioctl(::fileno(f), TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+  if (::ioctl(::fileno(f), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return std::max<int>(kMinTerminalWidth, ws.ws_col);
   const char* cols = std::getenv("COLUMNS");
   if (cols) {
     int c = std::atoi(cols);
-    if (c >= 40) return c;
+    if (c > 0) return std::max(kMinTerminalWidth, c);
   }
   return 80;
 }

@@ -8,7 +8,9 @@ namespace quarkplan::ui {
 
 bool is_terminal(FILE* f);
 bool use_color(FILE* f);
-int terminal_width(FILE* f);  // 80 when unknown
+// Narrowest width laid out; a terminal narrower than this gets this width.
+constexpr int kMinTerminalWidth = 20;
+int terminal_width(FILE* f);  // the real width (at least kMinTerminalWidth); 80 when unknown
 
 struct Style {
   bool color = false;

