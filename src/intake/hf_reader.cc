@@ -309,10 +309,11 @@ void scan_weights(const fs::path& dir, Json& risks, std::vector<std::string>& pa
       w.source = "safetensors";
       w.exact = w.missing_shards.empty();
       if (!w.missing_shards.empty()) {
-        partial.push_back(std::to_string(w.missing_shards.size()) + " weight shard(s) named by the index are missing");
+        const bool one = w.missing_shards.size() == 1;
+        partial.push_back(std::to_string(w.missing_shards.size()) + (one ? " weight shard named by the index is missing" : " weight shards named by the index are missing"));
         risks.push_back(make_risk("torch.intake.missing_shards", "high",
                                   std::to_string(w.missing_shards.size()) + " of " + std::to_string(n) +
-                                      " shards named by model.safetensors.index.json are missing (first: " + w.missing_shards.front() + ").",
+                                      " shards named by model.safetensors.index.json " + (one ? "is" : "are") + " missing (first: " + w.missing_shards.front() + ").",
                                   "Finish the download (all shards), then re-run intake."));
       }
     }
@@ -701,7 +702,8 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
     if (!weight_stats["outlier_modules"].empty())
       risks.push_back(make_risk("torch.intake.weight_outliers", "medium",
                                 std::to_string(weight_stats["outlier_modules"].size()) +
-                                    " Linear modules have weights beyond 50 standard deviations (e.g. " +
+                                    (weight_stats["outlier_modules"].size() == 1 ? " Linear module has" : " Linear modules have") +
+                                    " weights beyond 50 standard deviations (e.g. " +
                                     weight_stats["outlier_modules"][0].get<std::string>() + "): per-tensor scales will waste range on them.",
                                 "Keep them in higher precision (exclude or layer_quant_config), or use smoothquant / per-channel schemes."));
   }
@@ -733,7 +735,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
                               "Download tokenizer.json / tokenizer_config.json with the model."));
   if (cfg.modalities.size() > 1)
     risks.push_back(make_risk("torch.intake.multimodal", "low",
-                              "Multimodal model (" + std::to_string(cfg.modalities.size() - 1) + " non-text tower(s)): only the language model is calibrated with text.",
+                              "Multimodal model (" + std::to_string(cfg.modalities.size() - 1) + (cfg.modalities.size() == 2 ? " non-text tower" : " non-text towers") + "): only the language model is calibrated with text.",
                               "Keep the vision/audio towers excluded (the template's defaults do) unless you calibrate them separately."));
   // Only the mixers that replace attention count (Nemotron-H's MoE and MLP
   // layers are neither attention nor state-space).
