@@ -298,12 +298,16 @@ int run_plan_command(const PlanArgs& a) {
       const Conflict& first = out.conflicts.front();
       f.message = first.message;
       f.rule = first.rule;
-      f.hint = "Closest viable alternative: " + first.alternative + ". Pass --insist to keep your choice (recorded as a high risk).";
+      auto keep = [](const Conflict& c) {
+        return std::string(c.insistable ? "Pass --insist to keep your choice (recorded as a high risk)."
+                                         : "--insist cannot keep it: Quark would not do what the plan says.");
+      };
+      f.hint = "Closest viable alternative: " + first.alternative + ". " + keep(first);
       Json all = Json::array();
       for (const auto& c : out.conflicts) {
-        f.lines.push_back("conflict [" + c.rule + "]: " + c.message + " Closest viable alternative: " + c.alternative +
-                          ". Pass --insist to keep your choice (recorded as a high risk).");
-        all.push_back({{"rule", c.rule}, {"decision", c.decision}, {"message", c.message}, {"alternative", c.alternative}});
+        f.lines.push_back("conflict [" + c.rule + "]: " + c.message + " Closest viable alternative: " + c.alternative + ". " + keep(c));
+        all.push_back({{"rule", c.rule}, {"decision", c.decision}, {"message", c.message}, {"alternative", c.alternative},
+                       {"insistable", c.insistable}});
       }
       f.extra["conflicts"] = all;
       throw f;

@@ -13,6 +13,9 @@ namespace quarkplan {
 // insists, which keeps it and records a high risk.
 struct Conflict {
   std::string rule, decision, message, alternative;
+  // What Quark rejects or ignores cannot be kept by --insist; the messages
+  // must not offer it.
+  bool insistable = true;
 };
 
 struct PlanState {
@@ -63,8 +66,8 @@ struct PlanState {
   // kept: a plan Quark does not run as printed is no plan.
   void conflict(const std::string& rule, const std::string& decision, const std::string& message,
                 const std::string& alternative, bool quark_rejects = false) {
-    if (quark_rejects && req.insist) {
-      conflicts.push_back({rule, decision, message + " --insist cannot keep it: Quark would not do what the plan says.", alternative});
+    if (quark_rejects) {
+      conflicts.push_back({rule, decision, message, alternative, false});
       return;
     }
     if (req.insist) {

@@ -169,12 +169,22 @@ ConfirmResult confirm_loop_with(const Json& analysis, PlanRequest req, const Sty
     }
     if (l == "show") continue;
     if (l == "insist") {
+      bool keepable = false;
+      for (const auto& c : result.outcome.conflicts) keepable = keepable || c.insistable;
+      if (!result.outcome.conflicts.empty() && !keepable) {
+        std::fprintf(out, "insist cannot keep this choice: Quark would not do what the plan says. Change it.\n");
+        show = false;
+        continue;
+      }
       req.insist = true;
       continue;
     }
     if (l == "yes" || l == "y") {
       if (!result.outcome.conflicts.empty()) {
-        std::fprintf(out, "There is a conflict to resolve first: change the choice or type 'insist'.\n");
+        bool keepable = true;
+        for (const auto& c : result.outcome.conflicts) keepable = keepable && c.insistable;
+        std::fprintf(out, keepable ? "There is a conflict to resolve first: change the choice or type 'insist'.\n"
+                                   : "There is a conflict to resolve first: change the choice (insist cannot keep it).\n");
         show = false;
         continue;
       }

@@ -378,8 +378,9 @@ std::string render_conflicts(const std::vector<Conflict>& conflicts, const Style
     auto lines = wrap(head + " " + c.message, width);
     for (size_t i = 0; i < lines.size(); ++i)
       out += (i == 0 && lines[i].rfind(head, 0) == 0 ? st.red(head) + lines[i].substr(head.size()) : lines[i]) + "\n";
-    std::string keep = interactive ? "Change it, or type 'insist' to keep your choice (recorded as a high risk)."
-                                   : "Pass --insist to keep your choice (recorded as a high risk).";
+    std::string keep = !c.insistable ? "--insist cannot keep it: Quark would not do what the plan says."
+                       : interactive ? "Change it, or type 'insist' to keep your choice (recorded as a high risk)."
+                                     : "Pass --insist to keep your choice (recorded as a high risk).";
     for (const auto& l : wrap_indented("Closest viable alternative: " + c.alternative + ". " + keep, width, 2)) out += l + "\n";
   }
   return out;

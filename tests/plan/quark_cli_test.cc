@@ -14,6 +14,7 @@
 #include "common/strings.h"
 #include "plan/invocation.h"
 #include "plan/plan_test_support.h"
+#include "ui/decision_table.h"
 
 using namespace qp_test;
 using quarkplan::Json;
@@ -445,7 +446,13 @@ TEST(QuarkCli, InsistKeepsEmulationButNeverWhatQuarkRejects) {
     quarkplan::PlanOutcome o = outcome(model, req, sets);
     ASSERT_FALSE(o.conflicts.empty()) << model << " " << quarkplan::join(sets);
     EXPECT_EQ(o.conflicts[0].rule, rule);
-    EXPECT_NE(o.conflicts[0].message.find("--insist cannot keep it"), std::string::npos) << o.conflicts[0].message;
+    EXPECT_FALSE(o.conflicts[0].insistable) << o.conflicts[0].message;
+    // Neither the flag nor the prompt offers what cannot work.
+    std::string said = quarkplan::ui::render_conflicts(o.conflicts, quarkplan::ui::Style{}, 1000, false) +
+                       quarkplan::ui::render_conflicts(o.conflicts, quarkplan::ui::Style{}, 1000, true);
+    EXPECT_NE(said.find("--insist cannot keep it"), std::string::npos) << said;
+    EXPECT_EQ(said.find("Pass --insist"), std::string::npos) << said;
+    EXPECT_EQ(said.find("type 'insist'"), std::string::npos) << said;
   }
   // --multi_device with an algorithm: its help text says it runs none; a conflict, kept only when insisted on.
   PlanRequest md = request("mi300x", "size");

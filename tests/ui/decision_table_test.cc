@@ -165,6 +165,10 @@ TEST(DecisionTableLayout, ConflictsWrapAndSayHowToKeepTheChoice) {
   EXPECT_NE(at.find("Closest viable alternative: XINT8."), std::string::npos);
   EXPECT_NE(at.find("'insist'"), std::string::npos);
   EXPECT_NE(ui::render_conflicts(c, plain, 80, false).find("Pass --insist"), std::string::npos);
+  // What Quark would not run is not offered to --insist.
+  c[0].insistable = false;
+  EXPECT_EQ(ui::render_conflicts(c, plain, 80, false).find("Pass --insist"), std::string::npos);
+  EXPECT_NE(ui::render_conflicts(c, plain, 80, true).find("--insist cannot keep it"), std::string::npos);
 }
 
 // Where the frame would split a long key or rule ID, the rows are laid out
