@@ -416,6 +416,79 @@ Json collapse_kinds(const std::vector<std::string>& kinds) {
   return out;
 }
 
+// "1-3, 7, 9-12": layer indices as runs, the first `most` runs.
+std::string index_runs(const std::vector<int64_t>& idx, size_t most = 4) {
+  std::string out;
+  size_t runs = 0;
+  for (size_t i = 0; i < idx.size();) {
+    size_t j = i;
+    while (j + 1 < idx.size() && idx[j + 1] == idx[j] + 1) ++j;
+    if (runs == most) return out + ", ...";
+    if (runs) out += ", ";
+    out += std::to_string(idx[i]);
+    if (j > i) {
+      out += '-';
+      out += std::to_string(idx[j]);
+    }
+    ++runs;
+    i = j + 1;
+  }
+  return out;
+}
+
+// The decoder layers config.json declares against those the checkpoint holds.
+// An edited config (or a pruned or truncated checkpoint) loads with layers
+// initialised at random (missing) or weights dropped (extra): the model Quark
+// calibrates is not the model the user has, and every count here is off.
+void check_layer_count(const ModelStructure& st, const hf::Config& cfg, const std::vector<std::string_view>& loaded, Json& risks,
+                       std::vector<std::string>& partial) {
+  std::string prefix;  // "model.layers.": the language model's layer list
+  for (const auto& m : st.modules) {
+    if (m.part != Part::kLanguage) continue;
+    for (size_t p = 0; p + 1 < m.name.size(); ++p)
+      if (m.name[p] == '.' && std::isdigit(static_cast<unsigned char>(m.name[p + 1]))) {
+        prefix = m.name.substr(0, p + 1);
+        break;
+      }
+    if (!prefix.empty()) break;
+  }
+  if (prefix.empty() || !cfg.num_hidden_layers) return;
+  const int64_t declared = *cfg.num_hidden_layers, limit = declared + st.mtp_layers;
+  std::vector<char> seen(static_cast<size_t>(declared), 0);
+  std::set<int64_t> extra;
+  for (std::string_view n : loaded) {
+    if (n.size() <= prefix.size() || n.compare(0, prefix.size(), prefix) != 0) continue;
+    int64_t idx = 0;
+    size_t p = prefix.size(), digits = 0;
+    while (p < n.size() && digits < 9 && std::isdigit(static_cast<unsigned char>(n[p]))) idx = idx * 10 + (n[p++] - '0'), ++digits;
+    if (digits == 0 || (p < n.size() && n[p] != '.')) continue;
+    if (idx < declared) seen[static_cast<size_t>(idx)] = 1;
+    else if (idx >= limit) extra.insert(idx);
+  }
+  std::vector<int64_t> missing;
+  for (int64_t i = 0; i < declared; ++i)
+    if (!seen[static_cast<size_t>(i)]) missing.push_back(i);
+  if (static_cast<int64_t>(missing.size()) == declared) return;  // names the structure does not know: nothing to compare
+  const std::string key = cfg.key_for("num_hidden_layers");
+  const std::string fix = "Restore the " + key + " the checkpoint was saved with";
+  if (!missing.empty() || !extra.empty()) partial.push_back("config.json's " + key + " disagrees with the layers in the checkpoint");
+  if (!missing.empty()) {
+    std::string msg = "config.json declares " + std::to_string(declared) + (declared == 1 ? " decoder layer (" : " decoder layers (") + key +
+                      ") but the checkpoint holds weights for " + std::to_string(declared - static_cast<int64_t>(missing.size())) +
+                      (missing.size() == 1 ? " (none for layer " : " (none for layers ") + index_runs(missing) +
+                      "): transformers would initialise the missing layers at random.";
+    risks.push_back(make_risk("torch.intake.layer_count", "high", msg, fix + ", or download the complete checkpoint, then re-run intake."));
+  }
+  if (!extra.empty()) {
+    std::string declared_text = std::to_string(declared) + (declared == 1 ? " decoder layer" : " decoder layers") + " config.json declares (" + key;
+    if (st.mtp_layers) declared_text += " plus " + std::to_string(st.mtp_layers) + " MTP";
+    std::string msg = (extra.size() == 1 ? "The checkpoint holds weights for layer " : "The checkpoint holds weights for layers ") +
+                      index_runs({extra.begin(), extra.end()}) + " beyond the " + declared_text +
+                      "): transformers would drop them, so the model quantized is not the model saved.";
+    risks.push_back(make_risk("torch.intake.layer_count", "high", msg, fix + ", then re-run intake."));
+  }
+}
+
 class HfModelReader : public ModelReader {
  public:
   explicit HfModelReader(std::string dir) : dir_(std::move(dir)) {}
@@ -639,6 +712,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
       add_module(lm.name, lm.params, lm.in_features, role);
     }
     fused_experts = fused_experts || rest_fused;
+    if (st && w.missing_shards.empty()) check_layer_count(*st, cfg, loaded, risks, partial);
   } else if (st) {
     names_source = "config";
     for (const auto& m : st->modules) add_module(m.name, m.out * m.in, m.in, m.role);

@@ -125,6 +125,7 @@ const std::vector<IntakeCheck>& intake_check_registry() {
       {"torch.intake.weights_missing", "torch", "No weight files, or only the index: counts and sizes are estimated"},
       {"torch.intake.missing_shards", "torch", "Shards the safetensors index names are missing"},
       {"torch.intake.index_mismatch", "torch", "The safetensors index and the shard headers disagree"},
+      {"torch.intake.layer_count", "torch", "config.json declares more or fewer decoder layers than the checkpoint holds"},
       {"torch.intake.pickle_weights", "torch", "PyTorch .bin/.pth weights (pickle) cannot be read safely, so counts are estimated"},
       {"torch.intake.structure_guessed", "torch", "A model type without a structure description is read with the Llama layout"},
       {"torch.intake.unsupported_model_type", "torch", "A model type Quark's LLM templates name as unsupported"},

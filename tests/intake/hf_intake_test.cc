@@ -258,6 +258,47 @@ TEST(HfSafetensors, SingleFileGivesExactCounts) {
   EXPECT_FALSE(has_rule(a, "torch.intake.tokenizer_missing"));
 }
 
+// config.json and the checkpoint must describe the same layers: transformers
+// fills missing layers at random and drops extra ones, both with a warning only.
+TEST(HfSafetensors, LayerCountThatDisagreesWithTheCheckpointIsAHighRisk) {
+  auto with_layers = [](int declared) {
+    TempDir d;
+    Json c = Json::parse(kTinyLlamaConfig);
+    c["num_hidden_layers"] = declared;
+    write_file(d / "config.json", c.dump());
+    write_file(d / "tokenizer.json", "{}");
+    write_safetensors(d / "model.safetensors", tiny_llama_tensors());  // layers 0 and 1
+    return intake(d.path());
+  };
+  auto risk_text = [](const Json& a) {
+    std::string t;
+    for (const auto& r : a["risks"])
+      if (r["rule"] == "torch.intake.layer_count") {
+        EXPECT_EQ(r["severity"], "high");
+        t += r["message"].get<std::string>() + "\n";
+      }
+    return t;
+  };
+  EXPECT_EQ(risk_text(with_layers(2)), "");
+  EXPECT_EQ(with_layers(2)["analysis_status"], "complete");
+  EXPECT_EQ(with_layers(5)["analysis_status"], "partial");  // the plan stays a draft until resolved
+  EXPECT_EQ(risk_text(with_layers(5)),
+            "config.json declares 5 decoder layers (num_hidden_layers) but the checkpoint holds weights for 2 (none for layers 2-4): "
+            "transformers would initialise the missing layers at random.\n");
+  EXPECT_EQ(risk_text(with_layers(1)),
+            "The checkpoint holds weights for layer 1 beyond the 1 decoder layer config.json declares (num_hidden_layers): "
+            "transformers would drop them, so the model quantized is not the model saved.\n");
+  // Every real index of the corpus agrees with its config, MTP layers included
+  // (DeepSeek-V3 stores its MTP layer as model.layers.61).
+  int indexes = 0;
+  for (const auto& e : fs::directory_iterator(testdata("hf")))
+    if (fs::exists(e.path() / "model.safetensors.index.json")) {
+      ++indexes;
+      EXPECT_EQ(risk_text(intake(e.path(), true)), "") << e.path();
+    }
+  EXPECT_GE(indexes, 5);
+}
+
 TEST(HfSafetensors, ShardsWithIndexAndSparseLargeShards) {
   TempDir d;
   write_file(d / "config.json", R"({"model_type":"qwen3","num_hidden_layers":40,"hidden_size":5120,"intermediate_size":17408,

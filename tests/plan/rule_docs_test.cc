@@ -286,6 +286,13 @@ std::string qwen3_as_qwen3_5() {
 }
 
 // The one-layer Llama under a model type quarkplan has no structure for.
+// The one-layer Llama's config edited to declare three layers.
+std::string three_layer_config() {
+  auto c = nlohmann::json::parse(kTinyLlamaConfig);
+  c["num_hidden_layers"] = 3;
+  return c.dump(2) + "\n";
+}
+
 std::string unknown_llama_like() {
   auto c = nlohmann::json::parse(kTinyLlamaConfig);
   c["model_type"] = "tinyllm";
@@ -326,6 +333,9 @@ std::vector<std::pair<std::string, std::string>> fixtures() {
           {"tiny-llama-index-mismatch/model.safetensors", tiny_llama_safetensors()},
           {"tiny-llama-index-mismatch/model.safetensors.index.json", tiny_llama_index_mismatch()},
           {"tiny-llama-index-mismatch/tokenizer.json", "{}\n"},
+          {"tiny-llama-layer-count/config.json", three_layer_config()},
+          {"tiny-llama-layer-count/model.safetensors", tiny_llama_safetensors()},
+          {"tiny-llama-layer-count/tokenizer.json", "{}\n"},
           {"tiny-llama-pickle/config.json", kTinyLlamaConfig},
           {"tiny-llama-pickle/pytorch_model.bin", "PK\x03\x04 not read: quarkplan never unpickles\n"},
           {"tiny-llama-pickle/tokenizer.json", "{}\n"},
