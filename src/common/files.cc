@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "common/error.h"
@@ -108,6 +109,36 @@ bool same_file(const std::string& a, const std::string& b) {
   return !ec1 && !ec2 && ca == cb;
 }
 
+// The top-level keys of a JSON object, read without building the document:
+// an analysis of a 7,200-node graph is 300 KB, and this runs before every write.
+class TopLevelKeys : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::set<std::string> keys;
+  bool object_at_top = false;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    if (depth_++ == 0) object_at_top = true;
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (depth_ == 1) keys.insert(k);
+    return true;
+  }
+  bool end_object() override { return --depth_, true; }
+  bool start_array(std::size_t) override { return ++depth_, true; }
+  bool end_array() override { return --depth_, true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  int depth_ = 0;
+};
+
 std::string artifact_kind(const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return "";
@@ -119,18 +150,20 @@ std::string artifact_kind(const std::string& path) {
   }
   size_t i = head.find_first_not_of(" \t\r\n");
   if (i == std::string::npos || head[i] != '{') return "";
-  Json j;
+  TopLevelKeys top;
+  bool ok = false;
   try {
-    j = Json::parse(head);
+    ok = nlohmann::json::sax_parse(head, &top);
   } catch (...) {
     return "";
   }
-  if (!j.is_object()) return "";
-  if (j.contains("requires_confirmation") && j.contains("backend")) return "plan";
-  if (j.contains("model") && j.contains("quantization_targets")) return "analysis";
-  if (j.contains("constraints") && j.contains("workflow")) return "session";
-  if (j.contains("available_providers") || j.contains("failure_reason")) return "install result";
-  if (j.contains("environment") && j.contains("hardware")) return "env";
+  if (!ok || !top.object_at_top) return "";
+  auto has = [&](const char* k) { return top.keys.count(k) > 0; };
+  if (has("requires_confirmation") && has("backend")) return "plan";
+  if (has("model") && has("quantization_targets")) return "analysis";
+  if (has("constraints") && has("workflow")) return "session";
+  if (has("available_providers") || has("failure_reason")) return "install result";
+  if (has("environment") && has("hardware")) return "env";
   return "";
 }
 

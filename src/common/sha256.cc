@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -76,10 +77,44 @@ std::string sha256_file_prefix(const std::string& path, uint64_t max_bytes, uint
   return c.hex();
 }
 
+namespace {
+
+// The compact dump with every object's keys in byte order (what a std::map
+// document dumps), written directly: the earlier dump -> parse -> dump took
+// 12 % of an ONNX intake for a 300 KB analysis.
+void canonical_dump(const Json& v, std::string& out, const char* skip) {
+  if (v.is_object()) {
+    std::vector<std::pair<std::string_view, const Json*>> items;
+    items.reserve(v.size());
+    for (auto it = v.begin(); it != v.end(); ++it)
+      if (!skip || it.key() != skip) items.emplace_back(it.key(), &it.value());
+    std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    out += '{';
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i) out += ',';
+      out += Json(items[i].first).dump(-1, ' ', false, Json::error_handler_t::replace);
+      out += ':';
+      canonical_dump(*items[i].second, out, nullptr);
+    }
+    out += '}';
+  } else if (v.is_array()) {
+    out += '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) out += ',';
+      canonical_dump(v[i], out, nullptr);
+    }
+    out += ']';
+  } else {
+    out += v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+}
+
+}  // namespace
+
 std::string json_sha256(const Json& value, const char* skip) {
-  nlohmann::json plain = nlohmann::json::parse(value.dump(-1, ' ', false, Json::error_handler_t::replace));  // std::map: sorted keys
-  if (skip && plain.is_object()) plain.erase(skip);
-  return sha256_hex(plain.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  std::string out;
+  canonical_dump(value, out, skip);
+  return sha256_hex(out);
 }
 
 }  // namespace quarkplan

@@ -1,0 +1,57 @@
+// The digest that ties a plan to its analysis (analysis_sha256): key order
+// must not matter, and it must stay the digest of the sorted compact dump that
+// plans already on disk carry.
+#include "common/sha256.h"
+
+#include <gtest/gtest.h>
+
+#include "common/files.h"
+#include "support/test_support.h"
+
+namespace quarkplan {
+namespace {
+
+std::string sorted_dump_digest(const Json& v, const char* skip = nullptr) {
+  nlohmann::json plain = nlohmann::json::parse(v.dump(-1, ' ', false, Json::error_handler_t::replace));  // std::map: sorted keys
+  if (skip) plain.erase(skip);
+  return sha256_hex(plain.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+TEST(JsonDigest, IsTheSortedCompactDumpWhateverTheKeyOrder) {
+  Json a = Json::parse(R"({"z":1,"a":{"y":[1,2.5,-3,true,null],"b":"\u00e9\n\"q\""},"m":[{"k":2,"c":1}],"analysis_sha256":"x"})");
+  Json b = Json::parse(R"({"analysis_sha256":"y","m":[{"c":1,"k":2}],"a":{"b":"\u00e9\n\"q\"","y":[1,2.5,-3,true,null]},"z":1})");
+  EXPECT_EQ(json_sha256(a, "analysis_sha256"), json_sha256(b, "analysis_sha256"));
+  EXPECT_NE(json_sha256(a), json_sha256(b));  // the skipped key counts when not skipped
+  EXPECT_EQ(json_sha256(a), sorted_dump_digest(a));
+  EXPECT_EQ(json_sha256(a, "analysis_sha256"), sorted_dump_digest(a, "analysis_sha256"));
+  // Invalid UTF-8 (a hand-edited file) is replaced the same way.
+  Json bad = Json::object();
+  bad["k\xff"] = std::string("v\xfe");
+  EXPECT_EQ(json_sha256(bad), sorted_dump_digest(bad));
+  // Real artifacts: the analyses and plans the project ships.
+  for (const char* f : {"model_analysis.json", "quant_plan.json"}) {
+    Json doc = Json::parse(read_small_file((qp_test::source_dir() / f).string(), 64 << 20));
+    EXPECT_EQ(json_sha256(doc, "analysis_sha256"), sorted_dump_digest(doc, "analysis_sha256")) << f;
+    EXPECT_EQ(json_sha256(doc), sorted_dump_digest(doc)) << f;
+  }
+}
+
+TEST(ArtifactKind, NamesEachArtifactFromItsTopLevelKeysOnly) {
+  qp_test::TempDir d;
+  auto kind = [&](const std::string& text) {
+    write_file_atomic((d / "f.json").string(), text);
+    return artifact_kind((d / "f.json").string());
+  };
+  EXPECT_EQ(kind(R"({"requires_confirmation":true,"backend":"torch"})"), "plan");
+  EXPECT_EQ(kind(R"({"model":{},"quantization_targets":{"backend":1,"requires_confirmation":2}})"), "analysis");
+  EXPECT_EQ(kind(R"({"x":{"requires_confirmation":true,"backend":"torch"}})"), "");  // nested keys do not count
+  EXPECT_EQ(kind(R"({"constraints":[],"workflow":{}})"), "session");
+  EXPECT_EQ(kind(R"({"available_providers":[]})"), "install result");
+  EXPECT_EQ(kind(R"([{"requires_confirmation":true,"backend":"torch"}])"), "");
+  EXPECT_EQ(kind(R"({"requires_confirmation":true,"backend":)"), "");  // truncated: not a known artifact
+  EXPECT_EQ(kind("not json"), "");
+  EXPECT_EQ(artifact_kind((d / "missing.json").string()), "");
+}
+
+}  // namespace
+}  // namespace quarkplan
