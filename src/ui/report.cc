@@ -525,12 +525,21 @@ std::string fit_chart(const Json& plan) {
     }
     // Accelerators needed: the plan's own count when it has one, else the
     // smallest count whose memory holds what the plan needs.
+    // The plan counts accelerators against their usable memory (the runtime
+    // keeps some): the chart's lines are drawn where the count changes.
+    double usable_fraction = 1.0;
+    if (f->contains("usable_fraction") && (*f)["usable_fraction"].is_number()) {
+      double u = (*f)["usable_fraction"].get<double>();
+      if (u > 0 && u <= 1) usable_fraction = u;
+    }
+    const uint64_t usable = std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<double>(mem) * usable_fraction));
+    const std::string usable_text = usable_fraction < 1 ? std::to_string(static_cast<int>(std::lround(usable_fraction * 100))) + "% of " : "";
     uint64_t n = count(get(f, "accelerators_needed")).value_or(count(get(f, "count")).value_or(0));
     auto calib_n = count(get(f, "calibration_accelerators"));
     auto deploy_n = count(get(f, "deployment_accelerators"));
     if (!n) n = std::max<uint64_t>(calib_n.value_or(0), deploy_n.value_or(0));
-    if (!n) n = std::max<uint64_t>(1, (needed + mem - 1) / mem);
-    bool fits_one = f->contains("fits") && (*f)["fits"].is_boolean() ? (*f)["fits"].get<bool>() : needed <= mem;
+    if (!n) n = std::max<uint64_t>(1, (needed + usable - 1) / usable);
+    bool fits_one = f->contains("fits") && (*f)["fits"].is_boolean() ? (*f)["fits"].get<bool>() : needed <= usable;
     svg::BarChart c;
     c.id = "chart-fit-" + std::to_string(index);
     c.title = "Memory needed against " + acc + " memory";
@@ -544,7 +553,9 @@ std::string fit_chart(const Json& plan) {
     std::string calib_note;
     if (calib) {
       svg::Bar cal;
-      cal.label = "Calibration: the original model loaded";
+      const bool dequantized = f->contains("method") && (*f)["method"].is_string() &&
+                               (*f)["method"].get<std::string>().find("dequantized") != std::string::npos;
+      cal.label = dequantized ? "Calibration: the model loaded, dequantized to BF16" : "Calibration: the original model loaded";
       cal.segments.push_back({static_cast<double>(*calib), "cross", "calibration load: " + format_bytes(*calib)});
       cal.value_text = *calib ? format_bytes(*calib) : "0 (streamed shard by shard)";
       c.bars.push_back(cal);
@@ -552,7 +563,7 @@ std::string fit_chart(const Json& plan) {
     }
     uint64_t shown = std::min<uint64_t>(n, 8);
     for (uint64_t k = 1; k <= shown; ++k)
-      c.markers.push_back({static_cast<double>(mem * k), (k == 1 ? "1 x " + acc + ": " : std::to_string(k) + " x: ") + format_bytes(mem * k)});
+      c.markers.push_back({static_cast<double>(usable * k), (k == 1 ? "1 x " + acc + ": " : std::to_string(k) + " x: ") + format_bytes(usable * k)});
     c.legend = {{"main", "quantized weights"}, {"alt", "KV cache"}};
     if (calib) c.legend.push_back({"cross", "calibration load"});
     std::string counts;
@@ -565,14 +576,17 @@ std::string fit_chart(const Json& plan) {
              (calib ? "; calibration loads " + format_bytes(*calib) : std::string()) + ". " + verdict;
     out += "<p class=\"verdict " + std::string(fits_one ? "fits" : "nofit") + "\"><strong>" + (fits_one ? "Fits" : "Does not fit") + "</strong>: " + e(verdict + calib_note) +
            "</p>\n";
-    out += figure(svg::bar_chart(c), "What the plan needs against the memory of " + acc + "; dashed lines mark 1, 2, ... accelerators (" +
-                                         format_bytes(mem) + " each). Sizes in binary units.");
+    out += figure(svg::bar_chart(c), "What the plan needs against the memory of " + acc + "; dashed lines mark the usable memory of 1, 2, ... accelerators (" +
+                                         usable_text + format_bytes(mem) + " each: " + format_bytes(usable) + "). Sizes in binary units.");
     std::vector<std::vector<Cell>> rows = {
         {{"Quantized weights (" + e(chosen) + ")", ""}, {e(format_bytes(wpart)), std::to_string(wpart)}, {with_commas(wpart), std::to_string(wpart)}},
         {{e(kv_label), ""}, {e(format_bytes(deploy - wpart)), std::to_string(deploy - wpart)}, {with_commas(deploy - wpart), std::to_string(deploy - wpart)}},
         {{"Deployment total", ""}, {e(format_bytes(deploy)), std::to_string(deploy)}, {with_commas(deploy), std::to_string(deploy)}}};
     if (calib) rows.push_back({{"Calibration load", ""}, {e(format_bytes(*calib)), std::to_string(*calib)}, {with_commas(*calib), std::to_string(*calib)}});
     rows.push_back({{"Memory of one " + e(acc), ""}, {e(format_bytes(mem)), std::to_string(mem)}, {with_commas(mem), std::to_string(mem)}});
+    if (usable < mem)
+      rows.push_back({{"Usable per " + e(acc) + " (" + e(usable_text) + "its memory; the runtime keeps the rest)", ""},
+                      {e(format_bytes(usable)), std::to_string(usable)}, {with_commas(usable), std::to_string(usable)}});
     rows.push_back({{"Accelerators needed", ""}, {std::to_string(n), std::to_string(n)}, {"", std::to_string(n)}});
     out += sortable_table("Memory on " + acc, {"What", "Size", "Bytes"}, rows);
   }

@@ -203,6 +203,13 @@ TEST(Report, EachPlanShowsItsChartsOrSaysWhyNot) {
   std::string moe = render(p[3].plan, p[3].analysis);
   EXPECT_NE(moe.find("<strong>Does not fit</strong>"), std::string::npos);
   EXPECT_NE(moe.find("calibration needs 9 of them, deployment 3."), std::string::npos);
+  // The lines sit where the plan's count changes: 90% of each MI300X's 192 GiB,
+  // so the 349 GiB deployment crosses the second line and needs three.
+  EXPECT_NE(moe.find("1 x mi300x: 173 GiB"), std::string::npos);
+  EXPECT_NE(moe.find("2 x: 346 GiB"), std::string::npos);
+  EXPECT_NE(moe.find("Calibration: the model loaded, dequantized to BF16"), std::string::npos);  // DeepSeek-V3 is stored in FP8
+  EXPECT_NE(moe.find("(90% of 192 GiB each: 173 GiB)"), std::string::npos);
+  EXPECT_NE(moe.find("Usable per mi300x (90% of its memory; the runtime keeps the rest)"), std::string::npos);
   EXPECT_NE(moe.find("Mixture of experts: 256 experts"), std::string::npos);
   EXPECT_NE(moe.find("Multi-head latent attention (MLA)"), std::string::npos);
   EXPECT_NE(moe.find("model.layers.*.mlp.experts.*.down_proj"), std::string::npos);
