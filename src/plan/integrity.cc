@@ -32,12 +32,33 @@ std::string shown(const Plain& v) {
   return s.size() > 80 ? s.substr(0, 77) + "..." : s;
 }
 
+// Two values that differ, each cut to the same window around their first
+// difference: two long values cut at 77 characters would read the same.
+std::pair<std::string, std::string> shown_pair(const Plain& x, const Plain& y) {
+  std::string a = x.dump(-1, ' ', false, Plain::error_handler_t::replace);
+  std::string b = y.dump(-1, ' ', false, Plain::error_handler_t::replace);
+  if (a.size() <= 80 && b.size() <= 80) return {a, b};
+  size_t d = 0;
+  while (d < a.size() && d < b.size() && a[d] == b[d]) ++d;
+  const size_t start = d > 30 ? d - 30 : 0, width = 70;
+  auto cut = [&](const std::string& t) {
+    if (start >= t.size()) return std::string("...");
+    return (start ? "..." : "") + t.substr(start, width) + (start + width < t.size() ? "..." : "");
+  };
+  return {cut(a), cut(b)};
+}
+
 // Leaves of two plans that differ, as "path" -> (plan value, rules value);
 // arrays are compared whole. `risks` and `open_questions` are compared as sets.
 void diff(const Plain& a, const Plain& b, const std::string& path, std::vector<std::string>& decisions, std::vector<std::string>& others) {
   auto report = [&](const std::string& p, const Plain* x, const Plain* y) {
-    std::string line = x ? p + " is " + shown(*x) + " in the plan, but its rules give " + (y ? shown(*y) : std::string("nothing"))
-                         : p + " is absent from the plan, but its rules give " + shown(*y);
+    std::string line;
+    if (x && y) {
+      auto [in_plan, by_rules] = shown_pair(*x, *y);
+      line = p + " is " + in_plan + " in the plan, but its rules give " + by_rules;
+    } else {
+      line = x ? p + " is " + shown(*x) + " in the plan, but its rules give nothing" : p + " is absent from the plan, but its rules give " + shown(*y);
+    }
     bool minor = p.rfind("reasons.", 0) == 0 || p.rfind("estimates", 0) == 0 || p == "catalog_quark_version";
     (minor ? others : decisions).push_back(line);
   };
@@ -52,6 +73,12 @@ void diff(const Plain& a, const Plain& b, const std::string& path, std::vector<s
       if (ia && ib) diff(a[k], b[k], p, decisions, others);
       else report(p, ia ? &a[k] : nullptr, ib ? &b[k] : nullptr);
     }
+    return;
+  }
+  // Lists of objects of the same length are compared entry by entry, so a
+  // change deep in one is named by its own path (lists of names stay whole).
+  if (a.is_array() && b.is_array() && a.size() == b.size() && !a.empty() && a[0].is_structured() && a != b) {
+    for (size_t i = 0; i < a.size(); ++i) diff(a[i], b[i], path + "[" + std::to_string(i) + "]", decisions, others);
     return;
   }
   if (a != b) report(path, &a, &b);

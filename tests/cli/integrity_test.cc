@@ -240,6 +240,30 @@ TEST(Integrity, TheReportOfAnEditedPlanIsRefused) {
   EXPECT_FALSE(fs::exists(d / "r.html"));
 }
 
+// Two long values that differ late are shown around their difference, not
+// cut to the same first 77 characters; lists of objects are diffed per entry.
+TEST(Integrity, LongValuesAreShownWhereTheyDiffer) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("qwen3-8b").string(), "--hardware", "mi300x", "--yes"}, d.path()).exit_code, 0);
+  std::string reason;
+  edit_json(d / "quant_plan.json", [&](Json& p) {
+    reason = p["reasons"]["global_scheme"].get<std::string>();
+    ASSERT_GT(reason.size(), 100u);
+    p["reasons"]["global_scheme"] = reason.substr(0, reason.size() - 5) + "EDIT]";
+  });
+  RunResult e = run_quarkplan({"explain", "quant_plan.json"}, d.path());
+  EXPECT_EQ(e.exit_code, 2);
+  size_t at = e.err.find("reasons.global_scheme is ");
+  ASSERT_NE(at, std::string::npos) << e.err;
+  std::string line = e.err.substr(at, e.err.find('\n', at) - at);
+  size_t mid = line.find(" in the plan, but its rules give ");
+  ASSERT_NE(mid, std::string::npos) << line;
+  std::string in_plan = line.substr(25, mid - 25), by_rules = line.substr(mid + 33);
+  EXPECT_NE(in_plan, by_rules) << line;
+  EXPECT_NE(in_plan.find("EDIT]"), std::string::npos) << line;
+  EXPECT_LE(in_plan.size(), 80u) << line;
+}
+
 // A model that is not here is said, not called verified.
 TEST(Integrity, AMissingModelMakesTheCheckPartial) {
   TempDir d;
