@@ -63,13 +63,21 @@ int run_explain_command(const ExplainArgs& a) {
     std::string status = plan["requires_confirmation"].get<bool>() ? "DRAFT: requires confirmation"
                          : check.rules_rechecked                   ? "confirmed"
                                                                    : "confirmed by its author, not verified";
-    std::printf("%s %s  (%s; %s)\n", st.bold("Plan").c_str(), a.plan.c_str(), status.c_str(), check.summary().c_str());
+    {
+      auto head = ui::wrap_indented("Plan " + a.plan + "  (" + status + "; " + check.summary() + ")", static_cast<size_t>(std::max(20, width)), 2);
+      for (size_t i = 0; i < head.size(); ++i) {
+        std::string l = i == 0 ? head[i].substr(2) : head[i];
+        if (i == 0 && l.rfind("Plan ", 0) == 0) l = st.bold("Plan") + l.substr(4);
+        std::printf("%s\n", l.c_str());
+      }
+    }
     std::fputs(ui::render_decision_table(table, st, width).c_str(), stdout);
     std::fputs(ui::render_risks(plan["risks"], st, width).c_str(), stdout);
     std::fputs(ui::render_questions(plan["open_questions"], st, width).c_str(), stdout);
-    std::fputs(ui::render_estimates(plan.value("estimates", Json::object()), st).c_str(), stdout);
+    std::fputs(ui::render_estimates(plan.value("estimates", Json::object()), st, width).c_str(), stdout);
     std::string note = analysis_note.empty() ? "" : " " + analysis_note;
-    std::printf("%s%s\n%s", st.bold("Quark invocation this plan implies:").c_str(), note.c_str(), inv.text.c_str());
+    std::fputs(st.bold(ui::paragraph("Quark invocation this plan implies:" + note, width)).c_str(), stdout);
+    std::fputs(ui::fit_command(inv.text, width).c_str(), stdout);
     return kExitOk;
   });
 }

@@ -8,6 +8,12 @@
 
 namespace quarkplan::ui {
 
-std::string render_estimates(const Json& estimates, const Style& style);
+// Wrapped to `width` columns (the terminal's).
+std::string render_estimates(const Json& estimates, const Style& style, int width = 80);
+
+// A shell command (lines ending in " \\") for a `width`-column terminal: an
+// option whose value would overflow puts the value on the next line, so no
+// word is split and the text still runs as printed.
+std::string fit_command(const std::string& text, int width);
 
 }  // namespace quarkplan::ui

@@ -202,6 +202,23 @@ TEST(Output, NarrowTerminalsGetTheirOwnWidth) {
         EXPECT_LE(cols, static_cast<size_t>(std::max(columns, 20))) << l;
       }
     }
+    // explain too: the header, the estimates and the Quark command; only a word
+    // wider than the terminal (a path) may overflow, on a line of its own.
+    ::setenv("COLUMNS", std::to_string(columns).c_str(), 1);
+    RunResult ex = run_quarkplan({"explain", (d / "sq.json").string()});
+    ::unsetenv("COLUMNS");
+    ASSERT_EQ(ex.exit_code, 0) << ex.err;
+    for (size_t s = 0, nl; (nl = ex.out.find('\n', s)) != std::string::npos; s = nl + 1) {
+      std::string l = ex.out.substr(s, nl - s);
+      size_t cols = 0;
+      for (unsigned char c : l) cols += (c & 0xC0) != 0x80;
+      if (cols <= static_cast<size_t>(columns)) continue;
+      std::string word = l.substr(l.find_first_not_of(' '));
+      if (word.size() > 2 && word.compare(word.size() - 2, 2, " \\") == 0) word.resize(word.size() - 2);
+      EXPECT_EQ(word.find(' '), std::string::npos) << "explain at " << columns << " columns: " << l;
+      EXPECT_GT(word.size(), static_cast<size_t>(columns) - 4) << l;
+    }
+    EXPECT_NE(ex.out.find("--quant_scheme"), std::string::npos) << ex.out;
     if (columns >= 48) {
       EXPECT_NE(r.out.find("[torch.algorithm.smoothquant_needs_activations]"), std::string::npos) << r.out;
     }
