@@ -40,7 +40,7 @@ Json read_validated(const std::string& path, const std::string& kind, std::strin
   text = read_small_file(path, kind == "model_analysis" ? 256ull << 20 : 16ull << 20);
   Json j = parse_json(text, path);
   auto errors = validate_against_schema(j, "schemas/" + kind + ".schema.json");
-  if (!errors.empty()) throw InputError(path, "does not match the " + kind + " schema: " + errors.front());
+  if (!errors.empty()) throw InputError(path, "does not match the " + kind + " schema: " + errors.front(), errors);
   return j;
 }
 

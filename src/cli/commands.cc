@@ -34,12 +34,16 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
   }
 }
 
-// An output path that holds another kind of quarkplan artifact is refused
-// rather than overwritten (an intake over a confirmed plan, a report over an
-// analysis). `kind` is what the command writes there ("" for a non-JSON page).
+// An output path that holds anything but what the command writes is refused
+// rather than overwritten: another kind of quarkplan artifact (an intake over a
+// confirmed plan, a report over an analysis) or a file quarkplan did not write
+// (`-o MODEL_DIR/config.json` would destroy the model). `kind` is what the
+// command writes there ("plan", "analysis", "report").
 void check_artifact_kind(const std::string& flag, const std::string& path, const std::string& kind) {
-  auto a = [](const std::string& k) { return (k.empty() ? std::string("a report") : (k[0] == 'a' || k[0] == 'e' || k[0] == 'i' ? "an " : "a ") + k); };
+  auto a = [](const std::string& k) { return (k[0] == 'a' || k[0] == 'e' || k[0] == 'i' ? "an " : "a ") + k; };
   std::string found = artifact_kind(path);
+  if (found == "other")
+    throw InputError(path, "is not a file quarkplan wrote (" + flag + " would replace it with " + a(kind) + "): choose another file, or remove it first");
   if (!found.empty() && found != kind)
     throw InputError(path, "holds " + a(found) + " (" + flag + " would replace it with " + a(kind) + "): choose another file");
 }
@@ -86,8 +90,9 @@ int run_intake_command(const IntakeArgs& args) {
 }
 
 int run_validate_command(const ValidateArgs& args) {
-  return guarded(false, [&] {
+  return guarded(args.json, [&] {
     int bad = 0;
+    Json results = Json::array();
     for (const auto& f : args.files) {
       ValidationOutcome o = validate_artifact_file(f, args.kind);
       std::string summary;
@@ -103,26 +108,47 @@ int run_validate_command(const ValidateArgs& args) {
           o.errors = verify_analysis(f, doc);
         }
       }
+      results.push_back({{"file", f},
+                         {"kind", o.kind.empty() ? Json(nullptr) : Json(o.kind)},
+                         {"valid", o.errors.empty()},
+                         {"summary", summary.empty() ? Json(nullptr) : Json(summary)},
+                         {"errors", o.errors}});
+      if (!o.errors.empty()) ++bad;
+      if (args.json) continue;  // one object at the end
       if (o.errors.empty()) {
         std::printf("%s: valid %s%s\n", f.c_str(), o.kind.c_str(), summary.empty() ? "" : (" (" + summary + ")").c_str());
       } else {
-        ++bad;
         std::printf("%s: INVALID%s\n", f.c_str(), o.kind.empty() ? "" : (" " + o.kind).c_str());
         for (const auto& e : o.errors) std::printf("  %s\n", e.c_str());
       }
+    }
+    if (args.json) {
+      // Every file's result; an invalid one also gives the error object
+      // automation looks for, in the same single JSON document.
+      Json out = {{"valid", bad == 0}, {"files", results}};
+      if (bad)
+        out["error"] = {{"code", kExitBadInput},
+                        {"message", std::to_string(bad) + " of " + std::to_string(results.size()) + (results.size() == 1 ? " file is" : " files are") + " invalid"},
+                        {"rule", nullptr},
+                        {"hint", "Each file's errors are under files[].errors."}};
+      std::fputs(dump_json(out).c_str(), stdout);
     }
     return bad ? kExitBadInput : kExitOk;
   });
 }
 
 int run_session_init_command(const SessionInitArgs& args) {
-  return guarded(false, [&] {
+  return guarded(args.json, [&] {
     Json s = new_session(args.workflow, args.goal);
     check_output_path(args.output);
     std::error_code ec;
     if (fs::exists(args.output, ec))
       throw InputError(args.output, "already exists: a session is never replaced (remove it, or choose another -o)");
     write_file_atomic(args.output, dump_json(s));
+    if (args.json) {
+      std::fputs(dump_json(Json{{"session", args.output}, {"content", s}}).c_str(), stdout);
+      return kExitOk;
+    }
     std::printf("Wrote %s (workflow %s)\n", args.output.c_str(), s["workflow"].get<std::string>().c_str());
     return kExitOk;
   });

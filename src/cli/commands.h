@@ -68,6 +68,7 @@ void check_artifact_kind(const std::string& flag, const std::string& path, const
 
 struct ReportArgs {
   std::string plan, output = "report.html", catalog_dir;
+  bool json = false;
 };
 int run_report_command(const ReportArgs& args);
 // The report of a plan held in memory (plan --report): `plan_path` is where
@@ -83,12 +84,14 @@ int run_env_command(const EnvArgs& args);
 
 struct SessionInitArgs {
   std::string output = "session_context.json", workflow, goal;
+  bool json = false;
 };
 int run_session_init_command(const SessionInitArgs& args);
 
 struct ValidateArgs {
   std::vector<std::string> files;
   std::string kind;
+  bool json = false;
 };
 int run_validate_command(const ValidateArgs& args);
 

@@ -36,7 +36,7 @@ int run_explain_command(const ExplainArgs& a) {
   return guarded(a.json, [&] {
     Json plan = read_json_file(a.plan, 64ull << 20);
     auto errors = validate_against_schema(plan, "schemas/quant_plan.schema.json");
-    if (!errors.empty()) throw InputError(a.plan, "is not a valid quant_plan: " + errors.front());
+    if (!errors.empty()) throw InputError(a.plan, "is not a valid quant_plan: " + errors.front(), errors);
     // A plan is shown only when it still follows from its analysis, its model
     // and its rules (plan/integrity.h).
     IntegrityReport check = verified_plan(a.plan, plan, a.catalog_dir);

@@ -58,7 +58,7 @@ int guarded(bool json, Fn&& body) {
   } catch (const CommandFailure& f) {
     return fail(f.code, "", f.message, f.rule, f.hint, f.lines, f.extra);
   } catch (const InputError& e) {
-    return fail(kExitBadInput, "error: ", e.what(), "", "", {}, Json::object());
+    return fail(kExitBadInput, "error: ", e.what(), "", "", {}, e.errors.empty() ? Json::object() : Json{{"errors", e.errors}});
   } catch (const UsageError& e) {
     return fail(kExitBadInput, "error: ", e.what(), "", "Run 'quarkplan --help' for usage.", {}, Json::object());
   } catch (const std::exception& e) {

@@ -100,6 +100,7 @@ int main(int argc, char** argv) {
   cr->add_option("PLAN", report.plan, "a quant_plan.json")->required();
   cr->add_option("-o", report.output, "where to write the page")->default_val("report.html");
   cr->add_option("--catalog", report.catalog_dir, "a folder of catalog files that replace the embedded ones");
+  cr->add_flag("--json", report.json, "print the result (or the error) as one JSON object on stdout");
 
   RulesArgs rules;
   auto* cu = app.add_subcommand("rules", "Show the documentation of the rules a plan cites (all, one ID, or an ID prefix)");
@@ -118,11 +119,13 @@ int main(int argc, char** argv) {
   csi->add_option("-o", session_init.output, "where to write it (never replaces an existing file)")->default_val("session_context.json");
   csi->add_option("--workflow", session_init.workflow, "the Quark workflow (default quark-torch-ptq; quark-onnx-ptq-workflow for ONNX)");
   csi->add_option("--goal", session_init.goal, "the user's goal, in their words");
+  csi->add_flag("--json", session_init.json, "print the new session (or the error) as one JSON object on stdout");
 
   ValidateArgs validate;
   auto* cv = app.add_subcommand("validate", "Check artifacts against quarkplan's JSON schemas");
   cv->add_option("FILE", validate.files, "artifacts to check")->required();
   cv->add_option("--kind", validate.kind, "model_analysis|quant_plan|session_context|env_context|onnx_install_result");
+  cv->add_flag("--json", validate.json, "print each file's result as one JSON object on stdout");
 
   try {
     app.parse(argc, argv);

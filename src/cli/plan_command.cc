@@ -36,18 +36,13 @@ int64_t whole_number(const std::string& flag, const std::string& text) {
   if (text.empty()) throw UsageError(flag + " needs a value");
   size_t i = text[0] == '-' ? 1 : 0;
   bool digits = text.size() > i && text.find_first_not_of("0123456789", i) == std::string::npos;
-  int64_t v = 0;
-  if (digits) {
-    for (size_t k = i; k < text.size(); ++k) {
-      int d = text[k] - '0';
-      if (v > (INT64_MAX - d) / 10) {
-        digits = false;
-        break;
-      }
-      v = v * 10 + d;
-    }
-  }
   if (!digits) throw UsageError(flag + " takes a whole number (got '" + text + "')");
+  int64_t v = 0;
+  for (size_t k = i; k < text.size(); ++k) {
+    int d = text[k] - '0';
+    if (v > (INT64_MAX - d) / 10) throw UsageError(flag + " is out of range (got " + text + ")");
+    v = v * 10 + d;
+  }
   return i ? -v : v;
 }
 
@@ -200,7 +195,7 @@ int run_plan_command(const PlanArgs& a) {
       check_output_path(own_analysis);
       check_artifact_kind("its analysis", own_analysis, "analysis");
     }
-    if (!a.report.empty()) check_artifact_kind("--report", a.report, "");
+    if (!a.report.empty()) check_artifact_kind("--report", a.report, "report");
     if (!a.intake.session.empty()) check_output_path(a.intake.session);
     if (!a.calib_data.empty() && a.calib_data != "none" && !fs::exists(a.calib_data))
       throw InputError(a.calib_data, "calibration data path does not exist");
@@ -387,7 +382,9 @@ int run_plan_command(const PlanArgs& a) {
     }
     if (draft) {
       std::fputs(ui::paragraph("Wrote a DRAFT plan to " + target.string() + " (requires_confirmation: true); " +
-                                   (plan["open_questions"].empty() ? "confirm it with --yes or at the prompt." : "answer the open questions above."),
+                                   (!plan["open_questions"].empty() ? "answer the open questions above."
+                                    : a.json ? "confirm it with --yes (--json never prompts)."
+                                                      : "confirm it with --yes or at the prompt."),
                                ui::terminal_width(human))
                      .c_str(),
                  human);

@@ -30,11 +30,11 @@ void write_plan_report(const std::string& output, const std::string& plan_path, 
 }
 
 int run_report_command(const ReportArgs& a) {
-  return guarded(false, [&] {
+  return guarded(a.json, [&] {
     LoadedPlan lp = load_plan_file(a.plan);
     check_distinct_outputs({{"-o", a.output}}, {{"the plan", a.plan}, {"its analysis", lp.analysis_path}});
     check_output_path(a.output);
-    check_artifact_kind("-o", a.output, "");
+    check_artifact_kind("-o", a.output, "report");
     // The page shows only a plan that still follows from its analysis and
     // rules, as explain does.
     IntegrityReport check = verified_plan(a.plan, lp.plan, a.catalog_dir);
@@ -49,7 +49,16 @@ int run_report_command(const ReportArgs& a) {
     in.tool_version = version();
     std::string html = ui::render_report(in);
     write_file_atomic(a.output, html);
-    if (!lp.analysis_note.empty()) std::fprintf(stderr, "Note: %s\n", lp.analysis_note.c_str());
+    if (!lp.analysis_note.empty()) print_stderr("Note: " + lp.analysis_note + "\n");
+    if (a.json) {
+      std::fputs(dump_json(Json{{"report", a.output},
+                                {"plan", a.plan},
+                                {"integrity", {{"verified", check.rules_rechecked}, {"summary", check.summary()}}},
+                                {"analysis_note", lp.analysis_note.empty() ? Json(nullptr) : Json(lp.analysis_note)}})
+                     .c_str(),
+                 stdout);
+      return kExitOk;
+    }
     std::printf("Wrote the report of %s to %s\n", a.plan.c_str(), a.output.c_str());
     return kExitOk;
   });

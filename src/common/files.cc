@@ -141,30 +141,35 @@ class TopLevelKeys : public nlohmann::json_sax<nlohmann::json> {
 
 std::string artifact_kind(const std::string& path) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return "";
+  if (!fs::exists(path, ec)) return "";
+  if (!fs::is_regular_file(path, ec)) return "other";
+  if (fs::file_size(path, ec) == 0 && !ec) return "";  // an empty file holds nothing to lose
   std::string head;
   try {
     head = read_small_file(path, 512ull << 20);
   } catch (const InputError&) {
-    return "";
+    return "other";
   }
+  // A page `quarkplan report` wrote names its generator in its head.
+  if (head.compare(0, 15, "<!DOCTYPE html>") == 0 && head.find("<meta name=\"generator\" content=\"quarkplan") < 2048) return "report";
   size_t i = head.find_first_not_of(" \t\r\n");
-  if (i == std::string::npos || head[i] != '{') return "";
+  if (i == std::string::npos) return "";
+  if (head[i] != '{') return "other";
   TopLevelKeys top;
   bool ok = false;
   try {
     ok = nlohmann::json::sax_parse(head, &top);
   } catch (...) {
-    return "";
+    return "other";
   }
-  if (!ok || !top.object_at_top) return "";
+  if (!ok || !top.object_at_top) return "other";
   auto has = [&](const char* k) { return top.keys.count(k) > 0; };
   if (has("requires_confirmation") && has("backend")) return "plan";
   if (has("model") && has("quantization_targets")) return "analysis";
   if (has("constraints") && has("workflow")) return "session";
   if (has("available_providers") || has("failure_reason")) return "install result";
   if (has("environment") && has("hardware")) return "env";
-  return "";
+  return "other";
 }
 
 FileLock::FileLock(const std::string& lock_path) {

@@ -34,9 +34,11 @@ bool remove_if_exists(const std::string& path);
 // a/b.json, links): outputs of one command must never overwrite each other.
 bool same_file(const std::string& a, const std::string& b);
 
-// What a JSON artifact on disk is ("plan", "analysis", "session", "env",
-// "install result", "" for anything else or nothing): an output path that
-// holds another kind of artifact is refused rather than overwritten.
+// What a file on disk is: "plan", "analysis", "session", "env", "install
+// result", "report" (a page quarkplan wrote), "other" (anything else: a
+// model's config.json, a README) or "" (nothing there, or an empty file). An
+// output path that holds anything but what the command writes is refused
+// rather than overwritten.
 std::string artifact_kind(const std::string& path);
 
 // An exclusive advisory lock (flock) held for the object's lifetime. On a

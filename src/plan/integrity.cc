@@ -1,9 +1,11 @@
 #include "plan/integrity.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
 #include "catalog/artifacts.h"
+#include "catalog/catalog.h"
 #include "common/error.h"
 #include "common/files.h"
 #include "common/sha256.h"
@@ -122,10 +124,18 @@ std::string plan_digest(const Json& plan) {
 
 void seal_plan(Json& plan, const std::string& analysis_text, const Json& fingerprint) {
   plan.erase("integrity");
+  // The bytes' digest, and the content's (sorted keys, no layout): an analysis
+  // re-indented or re-ordered by an editor or jq is the same analysis.
+  std::string content;
+  try {
+    content = json_sha256(Json::parse(analysis_text));
+  } catch (const Json::exception&) {
+  }
   Json integrity = {{"analysis_sha256", sha256_hex(analysis_text)},
                     {"model_fingerprint", fingerprint},
                     {"plan_sha256", plan_digest(plan)},
                     {"method", "SHA-256 (OpenSSL); plan_sha256 covers the plan without this record, as JSON with sorted keys"}};
+  if (!content.empty()) integrity["analysis_content_sha256"] = content;
   plan["integrity"] = integrity;
 }
 
@@ -179,6 +189,52 @@ void recheck_rules(const Json& plan, const Json& analysis, const std::string& re
   }
 }
 
+// What the catalog alone says of a plan whose rules cannot be re-run (no
+// request record, or its analysis is gone): a Torch plan's schemes must run
+// on its accelerator as the plan claims, or carry the HIGH risk an insisted
+// choice records. A hand edit that also drops the records is caught here.
+void check_catalog_facts(const Json& plan, const std::string& catalog_dir, IntegrityReport& r) {
+  if (plan.value("backend", "") != "torch" || !plan.contains("hardware") || !plan["hardware"].is_string()) return;
+  try {
+    const Catalog& cat = Catalog::load(catalog_dir);
+    const std::string hw = plan["hardware"].get<std::string>();
+    const Json* acc = cat.accelerator(hw);
+    if (!acc || !acc->contains("support")) return;
+    bool insisted = false;
+    for (const auto& risk : plan.value("risks", Json::array()))
+      insisted = insisted || (risk.is_object() && risk.value("rule", "") == "torch.scheme.hardware_gate" && risk.value("severity", "") == "high");
+    static const std::vector<std::string> order = {"native", "weight_only", "emulated", "unsupported"};
+    auto level_of = [&](const std::string& name) -> std::string {
+      const Json* sc = cat.torch_scheme(name);
+      if (!sc) return "";
+      const std::string fam = (*sc)["family"];
+      return (*acc)["support"].contains(fam) ? (*acc)["support"][fam].get<std::string>() : "emulated";
+    };
+    std::vector<std::pair<std::string, std::string>> schemes;
+    if (plan.contains("global_scheme") && plan["global_scheme"].is_string()) schemes.emplace_back("global_scheme", plan["global_scheme"]);
+    if (plan.contains("layer_quant_config") && plan["layer_quant_config"].is_object())
+      for (auto& [pat, v] : plan["layer_quant_config"].items())
+        if (v.is_string()) schemes.emplace_back("layer_quant_config['" + pat + "']", v.get<std::string>());
+    std::string worst = "native";
+    for (const auto& [where, name] : schemes) {
+      std::string level = level_of(name);
+      if (level.empty()) {
+        r.problems.push_back(where + " is '" + name + "', which is not a scheme Quark registers (quarkplan catalog torch)");
+        continue;
+      }
+      if (std::find(order.begin(), order.end(), level) > std::find(order.begin(), order.end(), worst)) worst = level;
+      if ((level == "emulated" || level == "unsupported") && !insisted)
+        r.problems.push_back(where + " is " + name + ", which is " + level + " on " + hw +
+                             ", but the plan records no insisted HIGH risk [torch.scheme.hardware_gate]: its rules would refuse it");
+    }
+    if (plan.contains("hardware_support") && plan["hardware_support"].is_string() && !schemes.empty() && plan["hardware_support"] != worst)
+      r.problems.push_back("hardware_support is '" + plan["hardware_support"].get<std::string>() + "' in the plan, but its schemes are " + worst +
+                           " on " + hw + " (catalog/hardware.json)");
+  } catch (const InputError& e) {
+    r.notes.push_back(std::string("the catalog could not be read: ") + e.what());
+  }
+}
+
 IntegrityReport verify_plan(const std::string& plan_path, const Json& plan, const std::string& catalog_dir) {
   IntegrityReport r;
   const Json& model = plan["model"];
@@ -214,6 +270,7 @@ IntegrityReport verify_plan(const std::string& plan_path, const Json& plan, cons
       r.rules_rechecked = false;  // the analysis and the model were not compared
     } else {
       r.notes.insert(r.notes.begin(), "it has no integrity record (written by another tool or an older quarkplan)");
+      check_catalog_facts(plan, catalog_dir, r);
     }
     return r;
   }
@@ -225,7 +282,8 @@ IntegrityReport verify_plan(const std::string& plan_path, const Json& plan, cons
 
   bool analysis_ok = false;
   if (have_analysis) {
-    if (sha256_hex(text) == integ.value("analysis_sha256", "")) {
+    const std::string content = integ.value("analysis_content_sha256", "");
+    if (sha256_hex(text) == integ.value("analysis_sha256", "") || (!content.empty() && json_sha256(analysis) == content)) {
       analysis_ok = true;
       r.analysis = analysis;
     } else {
@@ -237,7 +295,11 @@ IntegrityReport verify_plan(const std::string& plan_path, const Json& plan, cons
       else if (!same_fingerprint(analysis["model"].value("source_fingerprint", Json(nullptr)), integ.value("model_fingerprint", Json(nullptr))))
         r.problems.push_back("its analysis " + r.analysis_path + " was re-made from a changed model since the plan was written." + redo);
       else
-        r.problems.push_back("its analysis " + r.analysis_path + " changed since the plan was written." + redo);
+        r.problems.push_back("its analysis " + r.analysis_path + " changed since the plan was written (its content, not only its layout: " +
+                             (analysis.contains("analysis_sha256") && analysis["analysis_sha256"] != json_sha256(analysis, "analysis_sha256")
+                                  ? "it was edited outside quarkplan"
+                                  : "another quarkplan run re-made it") +
+                             ")." + redo);
     }
   }
 
@@ -249,7 +311,7 @@ IntegrityReport verify_plan(const std::string& plan_path, const Json& plan, cons
         Json now = model_fingerprint(plan_model);
         if (!same_fingerprint(now, recorded))
           r.problems.push_back("the model " + plan_model + " changed since the plan was made (" + fingerprint_what(recorded) +
-                               "). Re-run `quarkplan plan " + plan_model + "`.");
+                               "). Re-run `quarkplan plan " + plan_model + " -o " + plan_path + "`.");
       } catch (const InputError& e) {
         r.notes.push_back(std::string("the model could not be read: ") + e.what());
       }
@@ -258,8 +320,10 @@ IntegrityReport verify_plan(const std::string& plan_path, const Json& plan, cons
     }
   }
 
-  // The rules, re-run on the plan's own request.
+  // The rules, re-run on the plan's own request; without the analysis, what
+  // the catalog alone can check.
   if (analysis_ok) recheck_rules(plan, analysis, ref, catalog_dir, edited, r);
+  else check_catalog_facts(plan, catalog_dir, r);
   return r;
 }
 

@@ -13,7 +13,7 @@ LoadedPlan load_plan_file(const std::string& path) {
   LoadedPlan lp;
   lp.plan = read_json_file(path, 64ull << 20);
   auto errors = validate_against_schema(lp.plan, "schemas/quant_plan.schema.json");
-  if (!errors.empty()) throw InputError(path, "is not a valid quant_plan: " + errors.front());
+  if (!errors.empty()) throw InputError(path, "is not a valid quant_plan: " + errors.front(), errors);
   load_plan_analysis(lp, path);
   return lp;
 }

@@ -174,8 +174,8 @@ namespace {
 const std::map<std::string, std::string>& fixed_rows() {
   static const std::map<std::string, std::string> m = {
       {"backend", "backend is not editable: it follows the model (an .onnx file plans for quark.onnx, a Hugging Face folder for quantize_quark.py)"},
-      {"estimated_size", "estimated_size is not editable: it is computed from the exact parameter counts and global_scheme (change global_scheme instead)"},
-      {"estimates.weights", "estimated_size is not editable: it is computed from the exact parameter counts and global_scheme (change global_scheme instead)"},
+      {"estimated_size", "estimated_size is not editable: it is computed from the exact parameter counts and the plan's scheme (change global_scheme, or the preset of an ONNX plan)"},
+      {"estimates.weights", "estimated_size is not editable: it is computed from the exact parameter counts and the plan's scheme (change global_scheme, or the preset of an ONNX plan)"},
       {"hardware_support", "hardware_support is not editable: it follows from global_scheme and hardware (change one of those)"},
       {"model", "the model is not a decision: plan another model with `quarkplan plan MODEL`"},
       {"requires_confirmation", "requires_confirmation is not editable: answer yes at the prompt, or pass --yes"}};

@@ -309,6 +309,77 @@ TEST(Integrity, OutputsNeverDestroyAPlanOrAnAnalysis) {
   EXPECT_FALSE(fs::exists(d / "x.json"));
 }
 
+// Files quarkplan did not write are never replaced: -o into a model's own
+// folder (config.json, the index), or over any other file.
+TEST(Integrity, OutputsNeverReplaceAFileQuarkplanDidNotWrite) {
+  TempDir d;
+  fs::copy(hf("mistral-7b-v0.3"), d / "m", fs::copy_options::recursive);
+  write_file(d / "notes.txt", "my notes\n");
+  const std::string config = read_file(d / "m" / "config.json");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"plan", "m", "--hardware", "mi300x", "--yes", "-o", "m/config.json"},
+           {"plan", "m", "--hardware", "mi300x", "--yes", "-o", "m/model.safetensors.index.json"},
+           {"intake", "m", "-o", "m/config.json"},
+           {"plan", "m", "--hardware", "mi300x", "--yes", "-o", "p.json", "--report", "notes.txt"},
+           {"plan", "m", "--hardware", "mi300x", "--yes", "-o", "notes.txt"}}) {
+    RunResult r = run_quarkplan(args, d.path());
+    EXPECT_EQ(r.exit_code, 2) << args.back() << r.err;
+    EXPECT_NE(r.err.find("is not a file quarkplan wrote"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(read_file(d / "m" / "config.json"), config);
+  EXPECT_EQ(read_file(d / "notes.txt"), "my notes\n");
+  EXPECT_FALSE(fs::exists(d / "p.json"));
+  EXPECT_FALSE(fs::exists(d / "m" / "config.analysis.json"));
+  // What quarkplan wrote is replaced as before: a plan, its analysis, its page.
+  ASSERT_EQ(run_quarkplan({"plan", "m", "--hardware", "mi300x", "--yes", "-o", "p.json", "--report", "p.html"}, d.path()).exit_code, 0);
+  RunResult again = run_quarkplan({"plan", "m", "--hardware", "mi300x", "--yes", "-o", "p.json", "--report", "p.html"}, d.path());
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  write_file(d / "empty.json", "");
+  EXPECT_EQ(run_quarkplan({"plan", "m", "--hardware", "mi300x", "--yes", "-o", "empty.json"}, d.path()).exit_code, 0);
+}
+
+// A plan stripped of its integrity and request records, or separated from its
+// analysis, is still checked against the catalog: a scheme its accelerator
+// cannot run is not shown as confirmed.
+TEST(Integrity, WithoutItsRecordsAPlanIsStillCheckedAgainstTheHardware) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("llama-3.1-8b").string(), "--hardware", "mi300x", "--yes", "-o", "llama.json"}, d.path()).exit_code, 0);
+  edit_json(d / "llama.json", [](Json& p) {
+    p["global_scheme"] = "nvfp4";
+    p.erase("integrity");
+    p.erase("request");
+  });
+  for (const char* cmd : {"validate", "explain"}) {
+    RunResult r = run_quarkplan({cmd, "llama.json"}, d.path());
+    EXPECT_EQ(r.exit_code, 2) << cmd << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("global_scheme is nvfp4, which is emulated on mi300x"), std::string::npos) << cmd << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("hardware_support is 'native' in the plan, but its schemes are emulated"), std::string::npos) << r.out << r.err;
+  }
+  // Sealed, but its analysis moved away: the catalog check still runs.
+  ASSERT_EQ(run_quarkplan({"plan", hf("llama-3.1-8b").string(), "--hardware", "mi300x", "--yes", "-o", "b.json"}, d.path()).exit_code, 0);
+  fs::rename(d / "b.analysis.json", d / "moved.json");
+  edit_json(d / "b.json", [](Json& p) { p["global_scheme"] = "nvfp4"; });
+  RunResult b = run_quarkplan({"validate", "b.json"}, d.path());
+  EXPECT_EQ(b.exit_code, 2) << b.out;
+  EXPECT_NE(b.out.find("which is emulated on mi300x"), std::string::npos) << b.out;
+}
+
+// An analysis re-indented or re-ordered (jq, an editor) is the same analysis;
+// a changed value is not.
+TEST(Integrity, ReformattingTheAnalysisIsNotAChange) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("qwen3-8b").string(), "--hardware", "mi300x", "--yes", "-o", "q.json"}, d.path()).exit_code, 0);
+  Json a = Json::parse(read_file(d / "q.analysis.json"));
+  write_file(d / "q.analysis.json", a.dump(4));
+  RunResult ok = run_quarkplan({"validate", "q.json"}, d.path());
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  a["model"]["total_params"] = 1;
+  write_file(d / "q.analysis.json", a.dump(1));
+  RunResult bad = run_quarkplan({"validate", "q.json"}, d.path());
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("it was edited outside quarkplan"), std::string::npos) << bad.out;
+}
+
 // Plans of different models written to one -o at once leave a plan and an
 // analysis of the same run (the folder is locked while they are written).
 TEST(Integrity, ConcurrentPlansToOneOutputLeaveAMatchingPair) {

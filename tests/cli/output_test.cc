@@ -233,3 +233,41 @@ TEST(Output, NarrowTerminalsGetTheirOwnWidth) {
     EXPECT_NE(r.out.find(").\n"), std::string::npos) << r.out;  // "Wrote the confirmed plan to ... (analysis: ...)."
   }
 }
+
+// --json on validate, report and session init: one JSON object on stdout for
+// every outcome; a plan that fails its schema lists every error.
+TEST(Output, EveryCommandAnswersInJson) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", testdata("hf/qwen3-8b").string(), "--hardware", "mi300x", "--yes", "-o", "q.json"}, d.path()).exit_code, 0);
+  RunResult v = run_quarkplan({"validate", "q.json", "q.analysis.json", "--json"}, d.path());
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  Json vj = Json::parse(v.out);
+  EXPECT_TRUE(vj["valid"].get<bool>());
+  ASSERT_EQ(vj["files"].size(), 2u);
+  EXPECT_EQ(vj["files"][0]["kind"], "quant_plan");
+  EXPECT_TRUE(vj["files"][1]["valid"].get<bool>());
+  write_file(d / "bad.json", R"({"requires_confirmation": "yes", "backend": "torch"})");
+  RunResult vb = run_quarkplan({"validate", "bad.json", "q.json", "--json"}, d.path());
+  EXPECT_EQ(vb.exit_code, 2);
+  Json vbj = Json::parse(vb.out);
+  EXPECT_FALSE(vbj["valid"].get<bool>());
+  EXPECT_EQ(vbj["error"]["code"], 2);
+  EXPECT_FALSE(vbj["files"][0]["errors"].empty());
+  RunResult r = run_quarkplan({"report", "q.json", "-o", "q.html", "--json"}, d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json rj = Json::parse(r.out);
+  EXPECT_EQ(rj["report"], "q.html");
+  EXPECT_TRUE(rj["integrity"]["verified"].get<bool>());
+  RunResult rb = run_quarkplan({"report", "bad.json", "--json"}, d.path());
+  EXPECT_EQ(rb.exit_code, 2);
+  EXPECT_FALSE(Json::parse(rb.out)["error"]["errors"].empty()) << rb.out;  // every schema error
+  RunResult eb = run_quarkplan({"explain", "bad.json", "--json"}, d.path());
+  EXPECT_EQ(eb.exit_code, 2);
+  EXPECT_GE(Json::parse(eb.out)["error"]["errors"].size(), 1u) << eb.out;
+  RunResult s = run_quarkplan({"session", "init", "-o", "s.json", "--json"}, d.path());
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(Json::parse(s.out)["session"], "s.json");
+  RunResult s2 = run_quarkplan({"session", "init", "-o", "s.json", "--json"}, d.path());
+  EXPECT_EQ(s2.exit_code, 2);
+  EXPECT_NE(Json::parse(s2.out)["error"]["message"].get<std::string>().find("already exists"), std::string::npos);
+}

@@ -44,12 +44,15 @@ TEST(ArtifactKind, NamesEachArtifactFromItsTopLevelKeysOnly) {
   };
   EXPECT_EQ(kind(R"({"requires_confirmation":true,"backend":"torch"})"), "plan");
   EXPECT_EQ(kind(R"({"model":{},"quantization_targets":{"backend":1,"requires_confirmation":2}})"), "analysis");
-  EXPECT_EQ(kind(R"({"x":{"requires_confirmation":true,"backend":"torch"}})"), "");  // nested keys do not count
+  EXPECT_EQ(kind(R"({"x":{"requires_confirmation":true,"backend":"torch"}})"), "other");  // nested keys do not count
   EXPECT_EQ(kind(R"({"constraints":[],"workflow":{}})"), "session");
   EXPECT_EQ(kind(R"({"available_providers":[]})"), "install result");
-  EXPECT_EQ(kind(R"([{"requires_confirmation":true,"backend":"torch"}])"), "");
-  EXPECT_EQ(kind(R"({"requires_confirmation":true,"backend":)"), "");  // truncated: not a known artifact
-  EXPECT_EQ(kind("not json"), "");
+  EXPECT_EQ(kind(R"([{"requires_confirmation":true,"backend":"torch"}])"), "other");
+  EXPECT_EQ(kind(R"({"requires_confirmation":true,"backend":)"), "other");  // truncated: not a known artifact
+  EXPECT_EQ(kind("not json"), "other");
+  EXPECT_EQ(kind("<!DOCTYPE html>\n<html><head><meta name=\"generator\" content=\"quarkplan 0.1.0\">"), "report");
+  EXPECT_EQ(kind("<!DOCTYPE html>\n<html><head><title>someone else's page</title>"), "other");
+  EXPECT_EQ(kind(""), "");  // nothing to lose
   EXPECT_EQ(artifact_kind((d / "missing.json").string()), "");
 }
 
