@@ -280,7 +280,7 @@ void add_module(Ctx& c, std::string name, int64_t out, int64_t in, const std::st
     }
   }
   c.out->modules.push_back({std::move(name), static_cast<uint64_t>(std::max<int64_t>(out, 0)),
-                            static_cast<uint64_t>(std::max<int64_t>(in, 0)), role, part, static_cast<uint32_t>(source)});
+                            static_cast<uint64_t>(std::max<int64_t>(in, 0)), role, part, static_cast<uint32_t>(source), false});
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
@@ -331,6 +331,31 @@ void expand(Ctx& c, const Json& item, const std::string& prefix, const std::set<
   }
   if (item.contains("linear")) {
     int64_t out = eval_json(item["out"], c.vars, c.file), in = eval_json(item["in"], c.vars, c.file);
+    // A tied head (tie_word_embeddings): transformers still builds it as an
+    // nn.Linear whose weight is the input embedding's, so Quark sees (and
+    // quantizes) the module, but the checkpoint stores the weight once.
+    if (item.contains("stored") && eval_json(item["stored"], c.vars, c.file) == 0) {
+      if (!item.contains("tied_to") || repeat >= 0)
+        throw InputError("catalog/architectures.json", "an unstored linear needs tied_to and no repeat: " + item.dump());
+      const std::string name = local_prefix + item["linear"].get<std::string>();
+      if (bias) add_tensor(c, name + ".bias", {out}, p, role);  // a head's bias is its own (GPT-J, Phi)
+      if (c.count_only) {
+        ++c.modules;
+        return;
+      }
+      const std::string weight = prefix + item["tied_to"].get<std::string>() + ".weight";
+      size_t source = c.out->tensors.size();
+      for (size_t i = c.out->tensors.size(); i-- > 0;)
+        if (c.out->tensors[i].name == weight) {
+          source = i;
+          break;
+        }
+      if (source == c.out->tensors.size())
+        throw InputError("catalog/architectures.json", "tied_to names no earlier tensor: " + weight);
+      add_module(c, name, out, in, role, p, source);
+      c.out->modules.back().tied = true;
+      return;
+    }
     bool first = true;
     for (auto& n : names(item["linear"].get<std::string>())) {
       const size_t source = c.out ? c.out->tensors.size() : 0;
