@@ -36,6 +36,12 @@ std::optional<int64_t> int_of(const Json& j, std::initializer_list<const char*> 
   return std::nullopt;
 }
 
+// Per-layer lists and strings are bounded before anything is built from them:
+// one entry per decoder layer, so never more than the layer count (checked
+// exactly where it is known) and never more than this, far beyond any real
+// model (the structure step then bounds the layer count by the catalog).
+constexpr size_t kMaxLayerEntries = 65536;
+
 std::string str_of(const Json& j, std::initializer_list<const char*> keys) {
   for (const char* k : keys) {
     auto it = j.find(k);
@@ -52,10 +58,28 @@ Config parse_config(const std::string& text, const std::string& file) {
   c.raw = parse_json(text, file);
   const Json& top = c.raw;
   if (!top.is_object()) throw InputError(file, "config.json is not a JSON object");
+  // Every nested object quarkplan reads must be an object: a string, list or
+  // number there would otherwise be skipped silently (a model of 0 parameters,
+  // or an error about a key the file does not have).
+  static const char* const kTextKeys[] = {"text_config", "llm_config", "language_config", "thinker_config"};
+  auto check_objects = [&](const Json& j, const std::string& where) {
+    for (const char* k : {"text_config", "llm_config", "language_config", "thinker_config", "vision_config", "audio_config", "image_config",
+                          "video_config", "ffn_config", "attn_config", "rope_scaling", "rope_parameters", "quantization_config", "auto_map"}) {
+      auto it = j.find(k);
+      if (it != j.end() && !it->is_null() && !it->is_object())
+        throw InputError(file, "'" + where + k + "' must be an object, not " + shown(*it));
+    }
+  };
+  check_objects(top, "");
   // Multimodal wrappers keep the language model's numbers in a sub-config.
   const Json* text_cfg = &top;
-  for (const char* k : {"text_config", "llm_config", "language_config", "thinker_config"}) {
+  for (const char* k : kTextKeys) {
     auto it = top.find(k);
+    // A null language-model config leaves transformers to build its default
+    // model, not this checkpoint's: refused unless the sizes are at the top.
+    if (it != top.end() && it->is_null() && !top.contains("num_hidden_layers") && !top.contains("hidden_size") &&
+        !top.contains("num_layers") && !top.contains("n_layer"))
+      throw InputError(file, std::string("'") + k + "' is null: it must be an object holding the language model's sizes (num_hidden_layers, hidden_size, ...)");
     if (it != top.end() && it->is_object()) {
       text_cfg = &*it;
       c.text_key = k;
@@ -64,6 +88,7 @@ Config parse_config(const std::string& text, const std::string& file) {
     }
   }
   const Json& t = *text_cfg;
+  if (text_cfg != &top) check_objects(t, c.text_key + ".");
   if (top.contains("architectures") && top["architectures"].is_array())
     for (const auto& a : top["architectures"])
       if (a.is_string()) c.architectures.push_back(a);
@@ -99,6 +124,12 @@ Config parse_config(const std::string& text, const std::string& file) {
   c.num_hidden_layers = num({"num_hidden_layers", "num_layers", "n_layer", "n_layers"});
   c.hidden_size = num({"hidden_size", "n_embd", "d_model", "dim"});
   c.intermediate_size = num({"intermediate_size", "ffn_hidden_size", "ffn_dim", "n_inner"});
+  if (!c.intermediate_size)
+    for (const char* k : {"intermediate_size", "ffn_hidden_size", "ffn_dim", "n_inner"})
+      if (auto it = t.find(k); it != t.end() && it->is_null()) {
+        c.null_intermediate_key = k;
+        break;
+      }
   c.num_attention_heads = num({"num_attention_heads", "n_head", "n_heads", "num_heads"});
   c.num_key_value_heads = num({"num_key_value_heads", "multi_query_group_num", "num_kv_heads", "n_head_kv"});
   if (!c.num_key_value_heads && t.contains("multi_query") && t["multi_query"] == true) c.num_key_value_heads = 1;
@@ -133,6 +164,16 @@ Config parse_config(const std::string& text, const std::string& file) {
     c.moe_step_one_based = c.moe_layer_freq.has_value();
     positive(c.moe_layer_freq, "decoder_sparse_step", "every n-th layer holds the experts");
   }
+  // `key` holds `n` per-layer entries: refused before they are copied when
+  // they are more than the model's layers (`exact`: one per layer).
+  auto check_layer_entries = [&](const char* key, size_t n, bool exact) {
+    const std::string what = std::string("'") + key + "' gives " + std::to_string(n) + (n == 1 ? " layer" : " layers");
+    if (n > kMaxLayerEntries)
+      throw InputError(file, what + ", more than the " + std::to_string(kMaxLayerEntries) + " any model could have");
+    if (c.num_hidden_layers && (exact ? static_cast<int64_t>(n) != *c.num_hidden_layers : static_cast<int64_t>(n) > *c.num_hidden_layers))
+      throw InputError(file, what + " but '" + c.key_for("num_hidden_layers") + "' is " + std::to_string(*c.num_hidden_layers));
+  };
+  if (t.contains("mlp_only_layers") && t["mlp_only_layers"].is_array()) check_layer_entries("mlp_only_layers", t["mlp_only_layers"].size(), false);
   if (t.contains("mlp_only_layers") && !t["mlp_only_layers"].is_null()) {
     if (!t["mlp_only_layers"].is_array()) throw InputError(file, "'mlp_only_layers' must be a list of layer indices");
     for (const auto& v : t["mlp_only_layers"]) {
@@ -157,6 +198,8 @@ Config parse_config(const std::string& text, const std::string& file) {
     auto it = t.find(k);
     if (it == t.end() || it->is_null()) continue;
     if (!it->is_array()) throw InputError(file, std::string("'") + k + "' must be a list of layer kinds");
+    if (!it->empty()) check_layer_entries(k, it->size(), true);
+    c.layer_types.reserve(it->size());
     for (const auto& v : *it) {
       if (!v.is_string()) throw InputError(file, std::string("'") + k + "' must list strings, not " + shown(v));
       c.layer_types.push_back(v);
@@ -171,9 +214,11 @@ Config parse_config(const std::string& text, const std::string& file) {
     if (!kinds.count(k)) throw InputError(file, "'layer_types' has an unknown layer kind '" + k + "' (full_attention, sliding_attention, linear_attention, ...)");
   if (c.layer_types.empty() && t.contains("hybrid_override_pattern") && !t["hybrid_override_pattern"].is_null()) {
     if (!t["hybrid_override_pattern"].is_string()) throw InputError(file, "'hybrid_override_pattern' must be a string such as \"M-M*-\"");
-    if (t["hybrid_override_pattern"].get<std::string>().empty()) throw InputError(file, "'hybrid_override_pattern' is empty: it must give one character per layer");
+    const std::string& pattern = t["hybrid_override_pattern"].get_ref<const std::string&>();
+    if (pattern.empty()) throw InputError(file, "'hybrid_override_pattern' is empty: it must give one character per layer");
+    check_layer_entries("hybrid_override_pattern", pattern.size(), true);
     // Nemotron-H: one character per layer, M = Mamba, * = attention, - = MLP, E = MoE.
-    for (char ch : t["hybrid_override_pattern"].get<std::string>()) {
+    for (char ch : pattern) {
       if (ch != '*' && ch != 'M' && ch != '-' && ch != 'E')
         throw InputError(file, std::string("'hybrid_override_pattern' has an unknown layer kind '") + ch + "' (M, *, - or E)");
       c.layer_types.push_back(ch == '*' ? "full_attention" : ch == 'M' ? "mamba" : ch == 'E' ? "moe" : "mlp");
@@ -191,6 +236,8 @@ Config parse_config(const std::string& text, const std::string& file) {
     auto chunk = int_of(t, {"attention_chunk_size"}, file);
     if (chunk && *chunk < 1) throw InputError(file, "'attention_chunk_size' is " + std::to_string(*chunk) + ": it must be a positive integer");
     if (chunk) {
+      if (t.contains("no_rope_layers") && !t["no_rope_layers"].is_null() && !t["no_rope_layers"].is_array())
+        throw InputError(file, "'no_rope_layers' must be a list of 0/1 per layer, not " + shown(t["no_rope_layers"]));
       const Json* no_rope = t.contains("no_rope_layers") && t["no_rope_layers"].is_array() && !t["no_rope_layers"].empty() ? &t["no_rope_layers"] : nullptr;
       if (no_rope && static_cast<int64_t>(no_rope->size()) != *c.num_hidden_layers)
         throw InputError(file, "'no_rope_layers' gives " + std::to_string(no_rope->size()) + " layers but '" + c.key_for("num_hidden_layers") +

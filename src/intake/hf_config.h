@@ -47,6 +47,9 @@ struct Config {
   // The key config.json used for each normalised count (e.g. "num_attention_heads"
   // -> "n_head" for GPT-J), so errors name the key the user wrote.
   std::map<std::string, std::string> key_of;
+  // The MLP-width key config.json gives as null ("intermediate_size": null),
+  // else "": whether null means a default depends on the family.
+  std::string null_intermediate_key;
   const std::string& key_for(const std::string& canonical) const {
     auto it = key_of.find(canonical);
     return it == key_of.end() ? canonical : it->second;

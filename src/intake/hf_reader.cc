@@ -605,16 +605,27 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
             break;
           }
       }
-    if (!routers.empty()) {
-      std::string list = "'lm_head'";
+    // The head as the model names it: a bare 'lm_head' (matched against the
+    // whole name) misses 'language_model.lm_head'.
+    std::string head = "lm_head";
+    for (const auto& m : st->modules)
+      if (m.role == "lm_head" && m.part == Part::kLanguage) {
+        head = m.name == "lm_head" ? m.name : "*" + m.name.substr(m.name.rfind('.') + 1);
+        break;
+      }
+    if (!routers.empty() || head != "lm_head") {
+      std::string list = "'" + head + "'";
       for (const auto& r : routers) list += ", '" + r + "'";
       Json& hint = risks[no_template_risk]["recovery_hint"];
       if (hint.is_string()) {
         std::string h = hint.get<std::string>();
         if (size_t at = h.find("exclude_layers_name=['lm_head']"); at != std::string::npos)
           h.replace(at, std::string("exclude_layers_name=['lm_head']").size(), "exclude_layers_name=[" + list + "]");
-        if (!h.empty() && h.back() == '.') h.pop_back();
-        hint = h + "; listing the routers keeps them in float (quantized routers pick the wrong experts).";
+        if (!routers.empty()) {
+          if (!h.empty() && h.back() == '.') h.pop_back();
+          h += "; listing the routers keeps them in float (quantized routers pick the wrong experts).";
+        }
+        hint = h;
       }
     }
   }
@@ -629,6 +640,9 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   std::string names_source;
   bool fused_experts = st && st->fused_experts;
   uint64_t linear_params = 0;
+  // Linear modules whose weight is the input embedding's (tied lm_head):
+  // counted once in total_params and the checkpoint size.
+  Json tied_modules = Json::array();
   NameStore& made = w.made_names.emplace_back();
   auto add_module = [&](std::string_view name, uint64_t params, uint64_t in, std::string_view role) {
     linear_params += params;
@@ -691,6 +705,22 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
       for (uint32_t i : found)
         if (i != UINT32_MAX) explained[i] = 1;
       for (const auto& m : st->modules) {
+        if (m.tied) {
+          // A checkpoint that stores the tied head anyway (some exporters do)
+          // holds its own weight: then it is an ordinary, stored Linear.
+          const std::string own = m.name + ".weight";
+          const uint32_t j = find(own, std::hash<std::string_view>{}(own));
+          if (j != UINT32_MAX) {
+            explained[j] = 1;
+            const LinearTensor& t = w.tensors[j];
+            bool two_d = t.shape_known && t.ndim == 2;
+            add_module(m.name, two_d ? t.dims[0] * t.dims[1] : m.out * m.in, two_d ? t.dims[1] : m.in, m.role);
+          } else if (found[m.source] != UINT32_MAX) {  // the embedding it shares is in the checkpoint
+            add_module(m.name, m.out * m.in, m.in, m.role);
+            tied_modules.push_back(m.name);
+          }
+          continue;
+        }
         uint32_t i = found[m.source];
         if (i == UINT32_MAX) continue;
         const LinearTensor& t = w.tensors[i];
@@ -715,7 +745,10 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
     if (st && w.missing_shards.empty()) check_layer_count(*st, cfg, loaded, risks, partial);
   } else if (st) {
     names_source = "config";
-    for (const auto& m : st->modules) add_module(m.name, m.out * m.in, m.in, m.role);
+    for (const auto& m : st->modules) {
+      add_module(m.name, m.out * m.in, m.in, m.role);
+      if (m.tied) tied_modules.push_back(m.name);
+    }
   }
   std::vector<SizedName> collapsed = collapse_sized(sized);
   Json names_json = Json::array(), shapes_json = Json::array(), roles_json = Json::array();
@@ -914,6 +947,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   q["module_names"] = names_json;
   q["module_shapes"] = shapes_json;  // [params, in_features] per module of each entry
   q["module_roles"] = roles_json;    // attention, expert, router, lm_head, mtp, vision, ... per entry
+  q["tied_modules"] = tied_modules;  // weights shared with the embedding: not in total_params a second time
   q["linear_params"] = linear_params;
   a["risks"] = rv;
   if (!weight_stats.is_null()) a["weight_stats"] = weight_stats;

@@ -211,7 +211,7 @@ static std::vector<std::string> config_module_names(const hf::Config& cfg, const
     }
   }
   std::string lm = tmpl ? (*tmpl)["lm_head"].get<std::string>() : "lm_head";
-  if (!cfg.tie_word_embeddings) out.push_back(lm);
+  out.push_back(lm);  // tied or not: transformers builds the head as a Linear
   return out;
 }
 

@@ -158,12 +158,16 @@ std::string show(const Json& v) {
 // A value at `path` ("a.b"; a leading '/' starts at the top of config.json,
 // else the language model's sub-config first, then the top).
 const Json* lookup(const hf::Config& cfg, const std::string& path) {
-  auto walk = [](const Json* cur, const std::string& p) -> const Json* {
+  auto walk = [&cfg](const Json* cur, const std::string& p) -> const Json* {
     size_t start = 0;
     while (cur && start <= p.size()) {
       size_t dot = p.find('.', start);
       std::string key = p.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      if (!cur->is_object()) return nullptr;
+      // A nested config of the wrong type ("ffn_config": "x") names itself,
+      // not the count the family would have read from it.
+      if (!cur->is_object() && start == 0) return nullptr;
+      if (!cur->is_object())
+        throw InputError(cfg.file, "'" + p.substr(0, start - 1) + "' must be an object, not " + show(*cur));
       auto it = cur->find(key);
       if (it == cur->end() || it->is_null()) return nullptr;
       cur = &*it;
@@ -280,7 +284,7 @@ void add_module(Ctx& c, std::string name, int64_t out, int64_t in, const std::st
     }
   }
   c.out->modules.push_back({std::move(name), static_cast<uint64_t>(std::max<int64_t>(out, 0)),
-                            static_cast<uint64_t>(std::max<int64_t>(in, 0)), role, part, static_cast<uint32_t>(source)});
+                            static_cast<uint64_t>(std::max<int64_t>(in, 0)), role, part, static_cast<uint32_t>(source), false});
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
@@ -331,6 +335,31 @@ void expand(Ctx& c, const Json& item, const std::string& prefix, const std::set<
   }
   if (item.contains("linear")) {
     int64_t out = eval_json(item["out"], c.vars, c.file), in = eval_json(item["in"], c.vars, c.file);
+    // A tied head (tie_word_embeddings): transformers still builds it as an
+    // nn.Linear whose weight is the input embedding's, so Quark sees (and
+    // quantizes) the module, but the checkpoint stores the weight once.
+    if (item.contains("stored") && eval_json(item["stored"], c.vars, c.file) == 0) {
+      if (!item.contains("tied_to") || repeat >= 0)
+        throw InputError("catalog/architectures.json", "an unstored linear needs tied_to and no repeat: " + item.dump());
+      const std::string name = local_prefix + item["linear"].get<std::string>();
+      if (bias) add_tensor(c, name + ".bias", {out}, p, role);  // a head's bias is its own (GPT-J, Phi)
+      if (c.count_only) {
+        ++c.modules;
+        return;
+      }
+      const std::string weight = prefix + item["tied_to"].get<std::string>() + ".weight";
+      size_t source = c.out->tensors.size();
+      for (size_t i = c.out->tensors.size(); i-- > 0;)
+        if (c.out->tensors[i].name == weight) {
+          source = i;
+          break;
+        }
+      if (source == c.out->tensors.size())
+        throw InputError("catalog/architectures.json", "tied_to names no earlier tensor: " + weight);
+      add_module(c, name, out, in, role, p, source);
+      c.out->modules.back().tied = true;
+      return;
+    }
     bool first = true;
     for (auto& n : names(item["linear"].get<std::string>())) {
       const size_t source = c.out ? c.out->tensors.size() : 0;
@@ -433,9 +462,14 @@ std::vector<std::set<std::string>> decoder_tags(const Ctx& c, int64_t layers, co
   const auto& lt = c.cfg.layer_types;
   std::set<int64_t> cross;
   if (c.family.contains("cross_attention_key"))
-    if (const Json* v = lookup(c.cfg, c.family["cross_attention_key"].get<std::string>()); v && v->is_array())
+    if (const Json* v = lookup(c.cfg, c.family["cross_attention_key"].get<std::string>()); v && v->is_array()) {
+      // Bounded by the layer count before anything is built from it.
+      if (static_cast<int64_t>(v->size()) > c.vars.at("L"))
+        throw InputError(c.file, "'" + c.family["cross_attention_key"].get<std::string>() + "' lists " + std::to_string(v->size()) +
+                                     " layers but '" + c.cfg.key_for("num_hidden_layers") + "' is " + std::to_string(c.vars.at("L")));
       for (const auto& x : *v)
         if (x.is_number_integer()) cross.insert(x.get<int64_t>());
+    }
   for (int64_t i = 0; i < layers; ++i) {
     auto& t = out[static_cast<size_t>(i)];
     std::string kind = i < static_cast<int64_t>(lt.size()) ? lt[static_cast<size_t>(i)] : "full_attention";
@@ -653,6 +687,30 @@ ModelStructure build_structure(const hf::Config& cfg, const Json& family, const 
       check_limit(limits, var, v, key, file);
     }
   };
+  // A null MLP width: GPT-J's and Falcon's configs mean 4 x hidden_size by it
+  // (their families default "I"); elsewhere transformers builds Linear layers
+  // from the number and fails on None -- where a layer uses it. A model whose
+  // layers are all MoE never reads it (Qwen3-MoE), so the structure is built
+  // with two widths: if they differ, the width is needed.
+  if (!cfg.null_intermediate_key.empty() && !(family_vars.contains("I") && family_vars["I"].contains("default"))) {
+    hf::Config probe = cfg;
+    probe.null_intermediate_key.clear();
+    probe.intermediate_size = 1;
+    const uint64_t one = build_structure(probe, family, cat, file).total_params;
+    probe.intermediate_size = 2;
+    if (build_structure(probe, family, cat, file).total_params != one)
+      throw InputError(file, "'" + cfg.null_intermediate_key + "' is null: the " + ms.family +
+                                 " architecture needs the MLP width as a positive integer (transformers has no default for null)");
+  }
+  // Sizes that may be left out (null: none) but are never 0: DeepSeek's
+  // q_lora_rank 0 would build a zero-width query projection.
+  for (const auto& v : family.value("positive_or_null", Json::array())) {
+    const std::string var = v.get<std::string>();
+    for (const auto& [gv, canonical] : generic_keys())
+      if (gv == var && lookup(cfg, cfg.key_for(canonical)) && c.vars[var] <= 0)
+        throw InputError(file, "'" + cfg.key_for(canonical) + "' is " + std::to_string(c.vars[var]) +
+                                   ": it must be a positive integer, or null for none");
+  }
   check_generic(false);
   default_head_dim();  // after the family's overrides: DBRX's sizes live in nested configs
   check_generic(true);

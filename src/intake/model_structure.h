@@ -52,6 +52,9 @@ struct StructModule {
   // (a fused expert tensor for per-expert modules): an index, not a name copy,
   // because DeepSeek-V3 has 45,000 modules.
   uint32_t source = 0;
+  // The weight is another module's (a tied lm_head: `source` is the input
+  // embedding): not stored in the checkpoint, not counted in total_params.
+  bool tied = false;
 };
 
 // KV cache per token, summed over the decoder's attention layers.

@@ -46,6 +46,19 @@ void add_estimates(PlanState& s) {
   const uint64_t loaded_bytes = pre_quantized ? static_cast<uint64_t>(static_cast<double>(total) * float_bits / 8) : original_bytes;
   uint64_t linear = 0;
   for (const auto& x : shapes) linear += x.first;
+  // A tied lm_head's weight is the input embedding's, stored once: its
+  // parameters are in `linear`, not a second time among the non-Linear ones.
+  // Quantized, it no longer shares the embedding's storage (Quark saves the
+  // quantized head -- packed weight and scales -- as its own tensors, and the
+  // embedding is not quantized), so the embedding is counted again at float.
+  // Assumed from Quark's export (it resolves tied parameters with accelerate's
+  // find_tied_parameters); not verified against a quantized checkpoint.
+  std::vector<char> tied(names.size(), 0);
+  const Json* targets = s.analysis.contains("quantization_targets") ? &s.analysis["quantization_targets"] : nullptr;
+  if (targets && targets->is_object() && targets->contains("tied_modules") && (*targets)["tied_modules"].is_array())
+    for (const auto& t : (*targets)["tied_modules"])
+      if (t.is_string())
+        for (size_t i = 0; i < names.size(); ++i) tied[i] = tied[i] || names[i] == t.get<std::string>();
   const bool exact = m.value("params_method", "").rfind("exact", 0) == 0;
   std::string method = exact ? "per Linear module from safetensors shapes" : "per Linear module from config.json dimensions";
 
@@ -94,6 +107,7 @@ void add_estimates(PlanState& s) {
       double b = base, r = row;
       if (si == 0 && override_scheme[i]) std::tie(b, r) = props(override_scheme[i]);
       bits += p * (b + (r > 0 && shapes[i].second ? r / static_cast<double>(shapes[i].second) : 0.0));
+      if (tied[i]) bits += p * float_bits;  // the embedding it was tied to stays in float
     }
     double bytes = bits / 8;
     if (si == 0) chosen_bytes = bytes;

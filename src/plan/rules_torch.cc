@@ -1031,6 +1031,17 @@ void layer_quant_config(PlanState& s) {
   }
 }
 
+// The pattern a hint tells the user to exclude `module` with: the template's
+// own default that covers it (Llama 4's '*lm_head' covers
+// 'language_model.lm_head', which a bare 'lm_head' does not, since Quark
+// matches the whole name with fnmatch), else the module's own name.
+std::string exclude_pattern_for(PlanState& s, const std::string& module) {
+  if (const Json* t = tmpl(s); t && (*t)["exclude_defaults"].is_array())
+    for (const auto& d : (*t)["exclude_defaults"])
+      if (d.is_string() && QuarkPattern(d.get<std::string>()).matches(module)) return d.get<std::string>();
+  return module;
+}
+
 void lm_head_excluded(PlanState& s) {
   const Json* t = tmpl(s);
   std::string lm = t ? (*t)["lm_head"].get<std::string>() : "lm_head";
@@ -1042,7 +1053,7 @@ void lm_head_excluded(PlanState& s) {
                    (s.module_roles[i].empty() && (m == lm || (m.size() >= 7 && m.compare(m.size() - 7, 7, "lm_head") == 0)));
     if (is_head) heads.push_back(i);
   }
-  if (heads.empty()) return;  // tied embeddings: no separate lm_head Linear
+  if (heads.empty()) return;  // an analysis without module names (a tied head is listed as a Linear too)
   auto excluded = excluded_mask(s);
   for (size_t i : heads) {
     if (excluded[i]) continue;
@@ -1051,11 +1062,14 @@ void lm_head_excluded(PlanState& s) {
     if (own) continue;  // deliberately given its own scheme
     if (s.recipe && (*s.recipe)["exclude_layers"].is_array() && (*s.recipe)["exclude_layers"].empty() && !s.choice("exclude_layers")) {
       s.risk("torch.exclude.lm_head", "low", mods[i] + " is quantized, as " + s.recipe_name + " does.",
-             "Exclude it (--exclude lm_head) if the quantized model's accuracy falls short.");
+             "Exclude it (--exclude '" + exclude_pattern_for(s, mods[i]) + "') if the quantized model's accuracy falls short.");
       return;
     }
+    const std::string pattern = exclude_pattern_for(s, mods[i]);
+    const bool from_template = t && (*t)["exclude_defaults"].is_array() &&
+                               std::count((*t)["exclude_defaults"].begin(), (*t)["exclude_defaults"].end(), Json(pattern)) > 0;
     s.risk("torch.exclude.lm_head", "high", mods[i] + " is quantized: a quantized LM head often collapses accuracy.",
-           "Add '" + lm + "' to the exclusions (the template default).");
+           "Add '" + pattern + "' to the exclusions" + (from_template ? " (the template default)." : "."));
     return;
   }
 }
@@ -1088,8 +1102,8 @@ void moe_routers(PlanState& s) {
   }
   if (quantized) {
     // The pattern that names them all: what follows the layer index.
-    std::string pattern = example;
-    for (size_t p = 0; p + 2 < example.size(); ++p)
+    std::string pattern = exclude_pattern_for(s, example);
+    for (size_t p = 0; pattern == example && p + 2 < example.size(); ++p)
       if (example[p] == '.' && std::isdigit(static_cast<unsigned char>(example[p + 1]))) {
         size_t end = example.find('.', p + 1);
         if (end != std::string::npos) pattern = "*" + example.substr(end + 1);

@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "common/error.h"
 #include "intake/intake.h"
@@ -177,15 +178,15 @@ TEST(HfIntake, ConfigEstimatesMatchPublishedSizes) {
 TEST(HfIntake, IndexAloneGivesNamesAndTotalSize) {
   struct Known {
     const char* dir;
-    int64_t linears;  // layers x linears per layer (+ lm_head when untied)
+    int64_t linears;  // layers x linears per layer + lm_head (tied or not: transformers builds it)
     double total_size;
   };
-  for (const Known& k : {Known{"llama-3.2-3b-instruct", 28 * 7, 6425499648.0}, Known{"gemma-2b", 18 * 7, 5012344832.0},
+  for (const Known& k : {Known{"llama-3.2-3b-instruct", 28 * 7 + 1, 6425499648.0}, Known{"gemma-2b", 18 * 7 + 1, 5012344832.0},
                          Known{"mistral-7b-v0.3", 32 * 7 + 1, 14496047104.0},
                          Known{"phi-3-mini-128k-instruct", 32 * 4 + 1, 7642159104.0},
                          Known{"qwen-72b", 80 * 5 + 1, 144575840256.0},
                          Known{"falcon-180b-chat", 80 * 4 + 1, 359045130240.0},
-                         Known{"medgemma-27b-it", 62 * 7 + 27 * 6, 54864813280.0},
+                         Known{"medgemma-27b-it", 62 * 7 + 27 * 6 + 1, 54864813280.0},
                          Known{"gpt-oss-20b", 24 * (4 + 1 + 32 * 3) + 1, 13761264768.0}}) {
     Json a = intake(testdata(std::string("hf/") + k.dir));
     EXPECT_EQ(a["quantization_targets"]["linear_layer_count"], k.linears) << k.dir;
@@ -256,6 +257,60 @@ TEST(HfSafetensors, SingleFileGivesExactCounts) {
             Json::parse(R"(["lm_head","model.layers.{0..1}.mlp.down_proj","model.layers.{0..1}.mlp.gate_proj","model.layers.{0..1}.mlp.up_proj",
               "model.layers.{0..1}.self_attn.k_proj","model.layers.{0..1}.self_attn.o_proj","model.layers.{0..1}.self_attn.q_proj","model.layers.{0..1}.self_attn.v_proj"])"));
   EXPECT_FALSE(has_rule(a, "torch.intake.tokenizer_missing"));
+}
+
+// Tied embeddings (Llama-3.2-1B/3B, Qwen3-0.6B, Gemma): transformers builds
+// lm_head as an nn.Linear sharing the embedding's weight, so Quark sees it and
+// quantizes it unless excluded. It is a module of the analysis -- from
+// config.json alone, from the index, from the headers -- while the parameter
+// count and the size count the shared weight once.
+TEST(HfIntake, TiedLmHeadIsListedButCountedOnce) {
+  auto head_of = [](const Json& a) {
+    const Json& q = a["quantization_targets"];
+    for (size_t i = 0; i < q["module_names"].size(); ++i)
+      if (q["module_names"][i] == "lm_head") return std::make_pair(q["module_roles"][i].get<std::string>(), q["module_shapes"][i]);
+    return std::make_pair(std::string("missing"), Json());
+  };
+  // config.json alone, with the published parameter counts unchanged.
+  for (const auto& [dir, params, vocab, hidden] : std::vector<std::tuple<std::string, double, uint64_t, uint64_t>>{
+           {"llama-3.2-1b-instruct", 1235814400.0, 128256, 2048}, {"qwen3-0.6b", 596049920.0, 151936, 1024}}) {
+    Json a = intake(testdata("hf/" + dir));
+    EXPECT_TRUE(a["model"]["architecture"]["tie_word_embeddings"].get<bool>()) << dir;
+    auto [role, shape] = head_of(a);
+    EXPECT_EQ(role, "lm_head") << dir;
+    EXPECT_EQ(shape, Json::array({vocab * hidden, hidden})) << dir;
+    EXPECT_EQ(a["quantization_targets"]["tied_modules"], Json::array({"lm_head"})) << dir;
+    EXPECT_NEAR(a["model"]["total_params"].get<double>() / params, 1.0, 0.0001) << dir;
+  }
+  // The index (Gemma-2B, Llama-3.2-3B): the checkpoint has no lm_head.weight.
+  for (const char* dir : {"gemma-2b", "llama-3.2-3b-instruct"}) {
+    Json a = intake(testdata(std::string("hf/") + dir));
+    EXPECT_EQ(head_of(a).first, "lm_head") << dir;
+    EXPECT_EQ(a["quantization_targets"]["tied_modules"], Json::array({"lm_head"})) << dir;
+  }
+  // The headers: a tied checkpoint stores the embedding only; exact counts stay exact.
+  TempDir d;
+  Json c = Json::parse(kTinyLlamaConfig);
+  c["tie_word_embeddings"] = true;
+  write_file(d / "config.json", c.dump());
+  write_file(d / "tokenizer.json", "{}");
+  auto ts = tiny_llama_tensors();
+  ts.erase(std::remove_if(ts.begin(), ts.end(), [](const StTensor& t) { return t.name == "lm_head.weight"; }), ts.end());
+  write_safetensors(d / "model.safetensors", ts);
+  Json a = intake(d.path());
+  EXPECT_EQ(a["model"]["total_params"], numel_sum(ts, "BF16") + numel_sum(ts, "F32"));
+  EXPECT_EQ(a["quantization_targets"]["linear_layer_count"], 2 * 7 + 1);
+  EXPECT_EQ(head_of(a).second, Json::array({256 * 64, 64}));
+  EXPECT_EQ(a["quantization_targets"]["tied_modules"], Json::array({"lm_head"}));
+  EXPECT_EQ(a["quantization_targets"]["linear_params"], 2u * (64 * 64 * 2 + 32 * 64 * 2 + 128 * 64 * 3) + 256u * 64u);
+  // A tied config whose checkpoint stores lm_head anyway: an ordinary stored Linear.
+  TempDir s;
+  write_file(s / "config.json", c.dump());
+  write_file(s / "tokenizer.json", "{}");
+  write_safetensors(s / "model.safetensors", tiny_llama_tensors());
+  Json stored = intake(s.path());
+  EXPECT_EQ(stored["quantization_targets"]["linear_layer_count"], 2 * 7 + 1);
+  EXPECT_EQ(stored["quantization_targets"]["tied_modules"], Json::array());
 }
 
 // config.json and the checkpoint must describe the same layers: transformers

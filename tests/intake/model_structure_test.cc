@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <regex>
 #include <set>
 
@@ -244,4 +245,220 @@ TEST(ModelStructure, Llama4ChunkedLayersCacheOneChunk) {
     EXPECT_EQ(s.kv.sliding_layers, 36) << dir;
     EXPECT_EQ(s.kv.sliding_window, 8192) << dir;
   }
+}
+
+namespace {
+
+// Builds the structure of corpus config `dir` after `edit` changes its JSON.
+quarkplan::ModelStructure structure_edited(const std::string& dir, const std::function<void(Json&)>& edit) {
+  const auto& cat = quarkplan::Catalog::load();
+  Json j = Json::parse(quarkplan::read_small_file(testdata("hf/" + dir + "/config.json").string()));
+  edit(j);
+  auto cfg = quarkplan::hf::parse_config(j.dump(), "config.json");
+  const Json* fam = quarkplan::architecture_family(cat.architectures(), cfg);
+  if (!fam) throw std::runtime_error("no family for " + dir);
+  return quarkplan::build_structure(cfg, *fam, cat.architectures(), "config.json");
+}
+
+// The InputError text of building `dir` edited by `edit` ("" when accepted).
+std::string structure_error(const std::string& dir, const std::function<void(Json&)>& edit) {
+  try {
+    structure_edited(dir, edit);
+  } catch (const quarkplan::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+// transformers builds lm_head as an nn.Linear whatever tie_word_embeddings
+// says (its weight is then the embedding's), so Quark sees it: every family's
+// structure lists it, tied or not, while the tied weight is stored (and
+// counted) once.
+TEST(ModelStructure, TiedLmHeadIsALinearInEveryFamilyButStoredOnce) {
+  const auto& cat = quarkplan::Catalog::load();
+  std::set<std::string> families_seen;
+  // Families the corpus lacks get a small config of their own (Phi-1/1.5/2 in transformers naming).
+  std::vector<std::pair<std::string, Json>> configs = {
+      {"phi (generated)", Json::parse(R"({"model_type":"phi","architectures":["PhiForCausalLM"],"num_hidden_layers":2,"hidden_size":64,
+         "intermediate_size":256,"num_attention_heads":4,"vocab_size":512,"partial_rotary_factor":0.5})")}};
+  for (const auto& e : fs::directory_iterator(testdata("hf")))
+    if (e.is_directory())
+      configs.emplace_back(e.path().filename().string(),
+                           Json::parse(quarkplan::read_small_file((e.path() / "config.json").string())));
+  for (const auto& [dir, config] : configs) {
+    auto structure_edited = [&config = config](const std::string&, const std::function<void(Json&)>& edit) {
+      const auto& cat = quarkplan::Catalog::load();
+      Json j = config;
+      edit(j);
+      auto cfg = quarkplan::hf::parse_config(j.dump(), "config.json");
+      const Json* fam = quarkplan::architecture_family(cat.architectures(), cfg);
+      if (!fam) throw std::runtime_error("no family");
+      return quarkplan::build_structure(cfg, *fam, cat.architectures(), "config.json");
+    };
+    auto heads = [](const quarkplan::ModelStructure& s) {
+      std::vector<const quarkplan::StructModule*> h;
+      for (const auto& m : s.modules)
+        if (m.role == "lm_head" && m.part == quarkplan::Part::kLanguage) h.push_back(&m);
+      return h;
+    };
+    auto set_tied = [](bool tied) {
+      return [tied](Json& j) {
+        for (const char* k : {"text_config", "llm_config", "language_config", "thinker_config"})
+          if (j.contains(k) && j[k].is_object()) j[k]["tie_word_embeddings"] = tied;
+        j["tie_word_embeddings"] = tied;
+      };
+    };
+    auto tied = structure_edited(dir, set_tied(true));
+    auto untied = structure_edited(dir, set_tied(false));
+    families_seen.insert(tied.family);
+    auto th = heads(tied), uh = heads(untied);
+    ASSERT_EQ(uh.size(), 1u) << dir;
+    ASSERT_EQ(th.size(), 1u) << dir << " (" << tied.family << "): a tied lm_head is still a Linear module";
+    EXPECT_EQ(th[0]->name, uh[0]->name) << dir;
+    EXPECT_EQ(th[0]->out * th[0]->in, uh[0]->out * uh[0]->in) << dir;
+    EXPECT_EQ(tied.modules.size(), untied.modules.size()) << dir;
+    // Stored once: the tied structure has no lm_head weight tensor (unless the
+    // family stores it anyway, as Falcon does) and fewer parameters by V x H.
+    bool stored = false;
+    for (const auto& t : tied.tensors) stored = stored || t.name == th[0]->name + ".weight";
+    if (!stored) {
+      EXPECT_TRUE(th[0]->tied) << dir;
+      EXPECT_EQ(untied.total_params - tied.total_params, th[0]->out * th[0]->in) << dir;
+      // Its source is the embedding it shares: a weight without a Linear role, at least V x H.
+      const auto& src = tied.tensors[th[0]->source];
+      EXPECT_TRUE(src.role.empty()) << dir << ": " << src.name;
+      EXPECT_GE(src.numel, th[0]->out * th[0]->in) << dir << ": " << src.name;
+    } else {
+      EXPECT_FALSE(th[0]->tied) << dir;
+    }
+    EXPECT_FALSE(uh[0]->tied) << dir;
+  }
+  // Every family with an lm_head item in the catalog is covered by the corpus.
+  for (const auto& f : cat.architectures()["families"])
+    if (f.dump().find("\"lm_head\"") != std::string::npos) {
+      EXPECT_TRUE(families_seen.count(f["family"].get<std::string>())) << f["family"];
+    }
+}
+
+// Every nested object the parser or a family reads: a string, a list or a
+// number there is exit 2 naming the key as written and its value.
+TEST(ModelStructure, NestedConfigsOfTheWrongTypeNameTheKey) {
+  struct Case {
+    const char* dir;
+    const char* key;  // dotted path into config.json
+    Json value;
+    const char* expect;
+  };
+  const Json null;
+  for (const Case& c : std::vector<Case>{
+           {"llama4-scout-17b-16e-instruct", "text_config", "abc", "'text_config' must be an object, not \"abc\""},
+           {"llama4-scout-17b-16e-instruct", "text_config", Json::array({1}), "'text_config' must be an object, not [1]"},
+           {"llama4-scout-17b-16e-instruct", "text_config", null, "'text_config' is null"},
+           {"llama4-scout-17b-16e-instruct", "vision_config", 7, "'vision_config' must be an object, not 7"},
+           {"qwen3-vl-30b-a3b-instruct", "text_config", "abc", "'text_config' must be an object, not \"abc\""},
+           {"qwen3-vl-30b-a3b-instruct", "text_config", null, "'text_config' is null"},
+           {"qwen3-vl-30b-a3b-instruct", "vision_config", Json::array({1}), "'vision_config' must be an object, not [1]"},
+           {"qwen3-vl-30b-a3b-instruct", "text_config.rope_scaling", "yarn", "'text_config.rope_scaling' must be an object, not \"yarn\""},
+           {"dbrx-base", "ffn_config", "x", "'ffn_config' must be an object, not \"x\""},
+           {"dbrx-base", "attn_config", 3, "'attn_config' must be an object, not 3"},
+           {"llama-3.1-8b", "rope_scaling", "llama3", "'rope_scaling' must be an object, not \"llama3\""},
+           {"qwen3-30b-a3b-fp8", "quantization_config", "fp8", "'quantization_config' must be an object, not \"fp8\""},
+           {"gemma-3-27b-it-resaved", "text_config", true, "'text_config' must be an object, not true"},
+           {"gemma-3-27b-it-resaved", "vision_config", "siglip", "'vision_config' must be an object, not \"siglip\""},
+       }) {
+    std::string err = structure_error(c.dir, [&](Json& j) {
+      Json* at = &j;
+      std::string path = c.key;
+      for (size_t dot; (dot = path.find('.')) != std::string::npos; path = path.substr(dot + 1)) at = &(*at)[path.substr(0, dot)];
+      (*at)[path] = c.value;
+    });
+    EXPECT_NE(err.find(c.expect), std::string::npos) << c.dir << " " << c.key << "=" << c.value.dump() << ": " << (err.empty() ? "accepted" : err);
+    EXPECT_EQ(err.find("num_local_experts"), std::string::npos) << err;  // never a key the file does not have
+  }
+  // A null vision tower is no tower (as transformers reads it), not an error.
+  EXPECT_EQ(structure_error("gemma-3-27b-it-resaved", [](Json& j) { j["vision_config"] = nullptr; }), "");
+  // The family's own nested reads are checked too (not only the parser's list).
+  EXPECT_NE(structure_error("dbrx-base", [](Json& j) { j["ffn_config"] = Json::array({1, 2}); }).find("'ffn_config' must be an object"), std::string::npos);
+}
+
+// Per-layer lists and strings are checked against the layer count before
+// anything proportional to them is built: a hostile pattern whose bad
+// character comes last is refused by the length check, never by the per-
+// character walk that would first copy millions of entries.
+TEST(ModelStructure, PerLayerListsAreBoundedBeforeTheyAreBuilt) {
+  std::string huge(10'000'000, 'M');
+  huge.back() = 'X';
+  std::string err = structure_error("nemotron-3-nano-30b-a3b-bf16", [&](Json& j) { j["hybrid_override_pattern"] = huge; });
+  EXPECT_NE(err.find("'hybrid_override_pattern' gives 10000000 layers, more than the 65536"), std::string::npos) << err;
+  std::string longer(100, '-');
+  longer.back() = 'X';
+  err = structure_error("nemotron-3-nano-30b-a3b-bf16", [&](Json& j) { j["hybrid_override_pattern"] = longer; });
+  EXPECT_NE(err.find("'hybrid_override_pattern' gives 100 layers but 'num_hidden_layers' is 52"), std::string::npos) << err;
+  // Lists: layer kinds (the bad kind last), layer indices, NoPE flags, cross-attention layers.
+  std::vector<std::string> kinds(100000, "full_attention");
+  kinds.back() = "bogus";
+  err = structure_error("qwen3-8b", [&](Json& j) { j["layer_types"] = kinds; });
+  EXPECT_NE(err.find("'layer_types' gives 100000 layers, more than the 65536"), std::string::npos) << err;
+  kinds.resize(40);
+  err = structure_error("qwen3-8b", [&](Json& j) { j["layer_types"] = kinds; });
+  EXPECT_NE(err.find("'layer_types' gives 40 layers but 'num_hidden_layers' is 36"), std::string::npos) << err;
+  err = structure_error("qwen3-30b-a3b", [&](Json& j) { j["mlp_only_layers"] = std::vector<int>(1'000'000, 1); });
+  EXPECT_NE(err.find("'mlp_only_layers' gives 1000000 layers, more than the 65536"), std::string::npos) << err;
+  err = structure_error("qwen3-30b-a3b", [&](Json& j) { j["mlp_only_layers"] = std::vector<int>(49, 1); });
+  EXPECT_NE(err.find("'mlp_only_layers' gives 49 layers but 'num_hidden_layers' is 48"), std::string::npos) << err;
+  err = structure_error("llama4-scout-17b-16e-instruct", [&](Json& j) { j["text_config"]["no_rope_layers"] = "1111"; });
+  EXPECT_NE(err.find("'no_rope_layers' must be a list"), std::string::npos) << err;
+  err = structure_error("llama-3.2-90b-vision-instruct", [&](Json& j) { j["text_config"]["cross_attention_layers"] = std::vector<int>(500, 3); });
+  EXPECT_NE(err.find("'cross_attention_layers' lists 500 layers but 'num_hidden_layers' is 100"), std::string::npos) << err;
+}
+
+// Sizes transformers cannot build from: MLA dimensions of 0 (q_lora_rank may
+// be null, never 0), and a null MLP width where the family has no default.
+TEST(ModelStructure, ZeroMlaDimsAndNullWidthsAreInputErrors) {
+  struct Case {
+    const char* dir;
+    const char* key;
+    Json value;
+    const char* expect;  // "" : accepted
+  };
+  const Json null;
+  for (const Case& c : std::vector<Case>{
+           {"deepseek-v3", "v_head_dim", 0, "'v_head_dim' must be a positive integer (got 0)"},
+           {"deepseek-v3", "kv_lora_rank", 0, "'kv_lora_rank' must be a positive integer (got 0)"},
+           {"deepseek-v3", "qk_rope_head_dim", 0, "'qk_rope_head_dim' must be a positive integer (got 0)"},
+           {"deepseek-v3", "q_lora_rank", 0, "'q_lora_rank' is 0: it must be a positive integer, or null for none"},
+           {"deepseek-v3", "q_lora_rank", -5, "'q_lora_rank' is -5"},
+           {"deepseek-v3.2", "kv_lora_rank", 0, "'kv_lora_rank' must be a positive integer (got 0)"},
+           {"glm-5", "v_head_dim", 0, "'v_head_dim' must be a positive integer (got 0)"},
+           {"kimi-k2-instruct", "q_lora_rank", 0, "'q_lora_rank' is 0"},
+           {"deepseek-v3", "q_lora_rank", null, ""},  // DeepSeek-V2-Lite: no query compression
+           {"llama-3.1-8b", "intermediate_size", null, "'intermediate_size' is null: the llama architecture needs the MLP width"},
+           {"mixtral-8x7b-v0.1", "intermediate_size", null, "'intermediate_size' is null"},  // its experts' width
+           {"qwen3-30b-a3b", "intermediate_size", null, ""},  // every layer is MoE: transformers never reads it
+           {"opt-1.3b", "ffn_dim", null, "'ffn_dim' is null"},
+           {"gpt-j-6b", "n_inner", null, ""},              // GPT-J: null means 4 x n_embd
+           {"phi-2-mixformer-legacy", "n_inner", null, ""},  // likewise
+           {"falcon-40b", "ffn_hidden_size", null, ""},     // Falcon: null means 4 x hidden_size
+       }) {
+    std::string err = structure_error(c.dir, [&](Json& j) { j[c.key] = c.value; });
+    if (*c.expect == 0) {
+      EXPECT_EQ(err, "") << c.dir << " " << c.key << "=" << c.value.dump();
+    } else {
+      EXPECT_NE(err.find(c.expect), std::string::npos) << c.dir << " " << c.key << "=" << c.value.dump() << ": " << (err.empty() ? "accepted" : err);
+    }
+  }
+  // With a dense layer (mlp_only_layers) the width is needed again.
+  EXPECT_NE(structure_error("qwen3-30b-a3b", [](Json& j) {
+              j["intermediate_size"] = nullptr;
+              j["mlp_only_layers"] = Json::array({0});
+            }).find("'intermediate_size' is null"),
+            std::string::npos);
+  // GPT-J's null n_inner sizes the MLP at 4 x n_embd, as transformers does.
+  auto gptj = structure_edited("gpt-j-6b", [](Json& j) { j["n_inner"] = nullptr; });
+  for (const auto& m : gptj.modules)
+    if (m.name == "transformer.h.0.mlp.fc_in") {
+      EXPECT_EQ(m.out, 4u * 4096u);
+    }
 }
