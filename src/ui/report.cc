@@ -1073,7 +1073,7 @@ const char* kStyle = R"CSS(
 html{-webkit-text-size-adjust:100%}
 body{margin:0 auto;max-width:76rem;padding:1rem;background:var(--bg);color:var(--fg);
 font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-h1,p,dd,li,figcaption,.path{overflow-wrap:anywhere}
+h1,p,dd,li,figcaption,blockquote,.path{overflow-wrap:anywhere}
 h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid var(--line);padding-bottom:.2rem}
 h3{font-size:1.05rem}h4{font-size:.95rem;margin:.8rem 0 .2rem}
 a{color:var(--link)}code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.88em}
