@@ -226,6 +226,7 @@ int run_plan_command(const PlanArgs& a) {
     req.available_providers = ctx.available_providers;
     req.install_status = ctx.install_status;
     req.install_failure_reason = ctx.install_failure_reason;
+    req.install_accelerator_tag = ctx.install_accelerator_tag;
     if (req.target.empty() && !ctx.deployment_target.empty()) {
       req.target = ctx.deployment_target;
       req.target_source = ctx.target_source;

@@ -43,6 +43,7 @@ IntakeContext resolve_intake_context(const IntakeRequest& req) {
     Json r = read_validated(req.install_result, "onnx_install_result");
     ctx.install_status = r["status"].get<std::string>();
     if (r.contains("failure_reason") && r["failure_reason"].is_string()) ctx.install_failure_reason = r["failure_reason"];
+    if (r.contains("accelerator_tag") && r["accelerator_tag"].is_string()) ctx.install_accelerator_tag = r["accelerator_tag"];
     if (r.contains("verification") && r["verification"].contains("custom_ops_compile_ok") &&
         r["verification"]["custom_ops_compile_ok"].is_boolean())
       ctx.custom_ops_compile_ok = r["verification"]["custom_ops_compile_ok"].get<bool>();

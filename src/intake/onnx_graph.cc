@@ -63,7 +63,7 @@ GraphFacts analyze_graph(const Facts& f, const std::map<std::string, std::vector
       OpWeights& w = g.by_op[n.op_type];
       ++w.nodes;
       if (n.in_subgraph) ++w.nodes_in_subgraphs;
-      uint64_t params = 0;
+      uint64_t params = 0, stored_bits = 0;
       bool weighted = false, two_d = false;
       for (int idx : weight_inputs.at(n.op_type)) {
         if (idx < 0 || static_cast<size_t>(idx) >= n.inputs.size()) continue;
@@ -73,9 +73,11 @@ GraphFacts analyze_graph(const Facts& f, const std::map<std::string, std::vector
         const ConstTensor& t = f.constants[static_cast<size_t>(c)];
         two_d = two_d || t.rank == 2;
         params += t.numel;
+        stored_bits += t.numel * dtype_bits(t.dtype);
         if (used.insert(static_cast<size_t>(c)).second) g.weight_uses.push_back({static_cast<size_t>(c), i});
       }
       if (weighted) {
+        g.weighted_nodes.push_back({i, params, stored_bits, two_d});
         ++w.weighted_nodes;
         w.weight_params += params;
         if (n.in_subgraph) {

@@ -26,11 +26,21 @@ struct WeightUse {
   size_t node;      // index into Facts::nodes (the first consumer)
 };
 
+// One node of a weighted op type with a constant weight: what a preset may
+// quantize, node by node (exclusions and op-type lists act on nodes).
+struct WeightedNode {
+  size_t node;             // index into Facts::nodes
+  uint64_t params = 0;     // elements of its constant weights
+  uint64_t stored_bits = 0;  // their bits as stored (params x dtype bits, summed)
+  bool two_d = false;      // a 2-D weight (MatMulNBits rewrites only these)
+};
+
 struct GraphFacts {
   std::map<std::string, OpWeights> by_op;  // only op types named in `weight_inputs`
   uint64_t attention_blocks = 0;  // Softmax fed (through scaling/masking) by a MatMul of two activations, or an attention op
   uint64_t recurrent_cells = 0;   // unrolled gated cells: Tanh of a Sigmoid-gated sum, itself gated by a Mul
   std::vector<WeightUse> weight_uses;
+  std::vector<WeightedNode> weighted_nodes;  // in graph order
 };
 
 // `weight_inputs`: op type -> input indices that hold its weights (catalog

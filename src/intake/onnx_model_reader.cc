@@ -284,20 +284,37 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
   if (dynamic) {
     std::string names;
     for (const auto& n : dynamic_inputs) names += (names.empty() ? "" : ", ") + n;
-    // A ready-to-edit --fix_shapes value: known dims kept, dynamic ones named.
-    std::string shapes;
-    for (const auto& in : f.inputs) {
-      std::string dims;
-      for (const auto& dim : in.dims)
-        dims += (dims.empty() ? "" : ",") + (dim.has_value && dim.value > 0 ? std::to_string(dim.value) : "<" + (dim.param.empty() ? std::string("?") : dim.param) + ">");
-      shapes += (shapes.empty() ? "" : ";") + in.name + ":[" + dims + "]";
-    }
+    // A ready-to-edit --fix_shapes value: every input and output (Quark's
+    // fix_input_and_output_shapes looks each one up), known dims kept,
+    // dynamic ones named. A scalar or shapeless one has no --fix_shapes form.
+    std::string shapes, unusable;
+    std::set<std::string> params;
+    for (const auto* list : {&f.inputs, &f.outputs})
+      for (const auto& in : *list) {
+        if (!in.has_shape || in.dims.empty()) unusable += (unusable.empty() ? "" : ", ") + in.name;
+        std::string dims;
+        for (const auto& dim : in.dims) {
+          dims += (dims.empty() ? "" : ",") + (dim.has_value && dim.value > 0 ? std::to_string(dim.value) : "<" + (dim.param.empty() ? std::string("?") : dim.param) + ">");
+          if (list == &f.inputs && !dim.has_value && !dim.param.empty()) params.insert(dim.param);
+        }
+        shapes += (shapes.empty() ? "" : ";") + in.name + ":[" + dims + "]";
+      }
     std::string stem = abs.stem().string();
+    std::string hint = "Fix the shapes (replace each <dim> with its deployment size): python -m quark.onnx.tools.fix_shapes --input_model_path " +
+                       abs.filename().string() + " --output_model_path " + stem + "_fixed.onnx --fix_shapes '" + shapes + "', then re-run intake.";
+    if (!unusable.empty()) {
+      std::string cmd;
+      for (const auto& p : params)
+        cmd += std::string(cmd.empty() ? "" : "; ") + "python -m onnxruntime.tools.make_dynamic_shape_fixed --dim_param " + p + " --dim_value <size> " +
+               abs.filename().string() + " " + stem + "_fixed.onnx";
+      if (cmd.empty())
+        cmd = "python -m onnxruntime.tools.make_dynamic_shape_fixed --input_name <input> --input_shape <d0,d1,...> " + abs.filename().string() + " " + stem +
+              "_fixed.onnx";
+      hint = "Quark's fix_shapes cannot describe " + unusable + " (no dimensions to set): fix the shapes with onnxruntime's tool (" + cmd + "), then re-run intake.";
+    }
     if (npu)
       risks.push_back(make_risk("onnx.intake.dynamic_dims_npu", "high",
-                                "Inputs with dynamic dimensions (" + names + ") cannot be compiled for the Ryzen AI NPU.",
-                                "Fix the shapes (replace each <dim> with its deployment size): python -m quark.onnx.tools.fix_shapes --input_model_path " +
-                                    abs.filename().string() + " --output_model_path " + stem + "_fixed.onnx --fix_shapes '" + shapes + "', then re-run intake."));
+                                "Inputs with dynamic dimensions (" + names + ") cannot be compiled for the Ryzen AI NPU.", hint));
     else
       risks.push_back(make_risk("onnx.intake.dynamic_dims", "low",
                                 "Inputs with dynamic dimensions (" + names + "): the calibration data reader must produce concrete shapes.",
@@ -397,7 +414,13 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
                                   "Export the model without fused attention kernels (plain MatMul/Softmax), then re-run intake."));
   }
   Json exclude_defaults = Json::array();
+  // A classifier head holds a weight: a MatMul of two activations (attention
+  // scores) is not one, whatever it feeds.
+  std::set<std::string> weighted_outputs;
+  for (const auto& wn : gf.weighted_nodes)
+    if (!f.nodes[wn.node].in_subgraph && !f.nodes[wn.node].outputs.empty()) weighted_outputs.insert(f.nodes[wn.node].outputs[0]);
   for (const auto& fp : f.final_producers) {
+    if (fp.outputs.empty() || !weighted_outputs.count(fp.outputs[0])) continue;
     risks.push_back(make_risk("onnx.intake.final_classifier", "low",
                               "The final " + fp.op_type + " '" + fp.name + "' produces a model output: quantizing the classifier head often costs accuracy.",
                               "If accuracy drops, add '" + fp.name + "' to nodes_to_exclude in the plan."));
@@ -451,7 +474,15 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
                                     std::to_string(static_cast<int>(stats["outlier_max_over_std"].get<double>())) +
                                     " standard deviations (e.g. " + stats["outlier_modules"][0].get<std::string>() +
                                     "): per-tensor INT8 scales waste most of their range on them.",
-                                "Plan with these statistics: the planner proposes Percentile calibration and keeps such layers in float."));
+                                // Only what the planner will do for this model: Percentile is
+                                // step 4 for transformers (not on the NPU CNN target); exclusions
+                                // need INT8 weights, and on npu_cnn are only named.
+                                "Plan with these statistics: the planner " +
+                                    std::string(arch == "transformer" && target != "npu_cnn"
+                                                    ? "proposes Percentile calibration for this transformer (Quark's planning guide, step 4) and "
+                                                    : "") +
+                                    (target == "npu_cnn" ? "names the layers beyond its exclusion limit, for you to exclude if accuracy drops."
+                                                         : "proposes nodes_to_exclude for the layers beyond its exclusion limit when the preset's weights are INT8.")));
   }
 
   Json rv = sorted_risks(risks);
@@ -501,6 +532,18 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
   Json& q = a["quantization_targets"];
   q["linear_layer_count"] = linear;
   q["weights_by_op_type"] = weights_by_op;
+  // Node by node, for what exclusions and op-type lists leave quantized.
+  Json weighted_nodes = Json::array();
+  for (const auto& wn : gf.weighted_nodes) {
+    const auto& n = f.nodes[wn.node];
+    weighted_nodes.push_back({{"name", n.name},
+                              {"op_type", n.op_type},
+                              {"params", wn.params},
+                              {"stored_bytes", (wn.stored_bits + 7) / 8},
+                              {"two_d", wn.two_d},
+                              {"in_subgraph", n.in_subgraph}});
+  }
+  q["weighted_nodes"] = weighted_nodes;
   q["exclude_defaults"] = exclude_defaults;
   q["onnx_specific"] = {{"op_counts", op_counts},
                         {"quantizable_op_counts", quantizable},

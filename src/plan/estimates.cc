@@ -4,6 +4,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "common/strings.h"
 #include "common/units.h"
 #include "intake/module_names.h"
 #include "plan/onnx_weights.h"
@@ -259,6 +260,23 @@ void add_onnx_estimates(PlanState& s) {
       if (pw.sub_params > 0 && !into_subgraphs) what += " (" + std::to_string(pw.sub_params) + " inside subgraphs stay float)";
     }
     double bytes = stored - static_cast<double>(q) * (now_bits - bits) / 8;
+    // Node by node when the analysis has them: only the weights this plan
+    // quantizes (its op types and exclusions applied), each from its stored
+    // size, so FP16/BF16 weights beside FP32 ones shrink by what they hold.
+    const Json& spec = s.plan["onnx_specific"];
+    PlanWeights nw = plan_weights(s.analysis, s.cat, *p, spec.value("op_types_to_quantize", Json()), spec.value("nodes_to_exclude", Json()),
+                                  subgraphs_on || (!subgraphs_off && pw.only_in_subgraphs()));
+    if (nw.known) {
+      q = nw.params;
+      bytes = stored - static_cast<double>(nw.stored_bytes) + static_cast<double>(nw.params) * bits / 8;
+      what = std::to_string(nw.params) + " weights in " + std::to_string(nw.nodes) + (nw.nodes == 1 ? " node" : " nodes") + " of " + pw.label;
+      std::vector<std::string> kept;
+      if (nw.other_type_nodes) kept.push_back(std::to_string(nw.other_type_params) + " in " + std::to_string(nw.other_type_nodes) + " nodes outside op_types_to_quantize");
+      if (nw.excluded_nodes) kept.push_back(std::to_string(nw.excluded_params) + " in " + std::to_string(nw.excluded_nodes) + " excluded nodes");
+      if (pw.known && pw.sub_params > 0 && !(pw.recurses_into_subgraphs || subgraphs_on || (!subgraphs_off && pw.only_in_subgraphs())))
+        kept.push_back(std::to_string(pw.sub_params) + " inside subgraphs");
+      if (!kept.empty()) what += " (stay float: " + join(kept, ", ") + ")";
+    }
     if (bytes < 0) bytes = 0;
     weights.push_back({{"scheme", name},
                        {"bytes", static_cast<uint64_t>(bytes)},

@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "catalog/catalog.h"
@@ -49,6 +50,62 @@ inline PresetWeights preset_weights(const Json& analysis, const Catalog& cat, co
     w.sub_nodes += sub_nodes;
   }
   return w;
+}
+
+// What a plan quantizes, node by node (the analysis' weighted_nodes): the
+// preset's op set, narrowed by the plan's op_types_to_quantize, without its
+// nodes_to_exclude, and inside subgraphs only when Quark goes there. Every
+// other weight stays as stored.
+struct PlanWeights {
+  bool known = false;  // the analysis lists weighted nodes (quarkplan's intake)
+  uint64_t params = 0, stored_bytes = 0, nodes = 0;       // quantized
+  uint64_t candidate_nodes = 0, candidate_params = 0;     // the preset's op set (and subgraph setting) before the plan's lists
+  uint64_t excluded_nodes = 0, excluded_params = 0;       // of those, in nodes_to_exclude
+  uint64_t other_type_nodes = 0, other_type_params = 0;   // of those, outside op_types_to_quantize
+};
+
+inline PlanWeights plan_weights(const Json& analysis, const Catalog& cat, const Json& preset, const Json& op_types, const Json& nodes_to_exclude,
+                                bool into_subgraphs) {
+  PlanWeights r;
+  const Json& q = analysis["quantization_targets"];
+  const Json& sets = cat.onnx()["preset_op_sets"];
+  std::string op_set = preset.value("op_set", "static");
+  if (!sets.contains(op_set) || !q.contains("weighted_nodes") || !q["weighted_nodes"].is_array()) return r;
+  r.known = true;
+  const Json& set = sets[op_set];
+  bool two_d = set.value("two_d_only", false);
+  into_subgraphs = into_subgraphs || set.value("recurses_into_subgraphs", false);
+  std::set<std::string> ops, users, excluded;
+  for (const auto& o : set["ops"]) ops.insert(o.get<std::string>());
+  bool user_list = op_types.is_array();
+  if (user_list)
+    for (const auto& o : op_types)
+      if (o.is_string()) users.insert(o.get<std::string>());
+  if (nodes_to_exclude.is_array())
+    for (const auto& n : nodes_to_exclude)
+      if (n.is_string()) excluded.insert(n.get<std::string>());
+  for (const auto& n : q["weighted_nodes"]) {
+    if (!n.is_object()) continue;
+    std::string op = n.value("op_type", "");
+    if (!ops.count(op) || (two_d && !n.value("two_d", false)) || (n.value("in_subgraph", false) && !into_subgraphs)) continue;
+    uint64_t p = n.value("params", uint64_t{0});
+    ++r.candidate_nodes;
+    r.candidate_params += p;
+    if (user_list && !users.count(op)) {
+      ++r.other_type_nodes;
+      r.other_type_params += p;
+      continue;
+    }
+    if (excluded.count(n.value("name", ""))) {
+      ++r.excluded_nodes;
+      r.excluded_params += p;
+      continue;
+    }
+    ++r.nodes;
+    r.params += p;
+    r.stored_bytes += n.value("stored_bytes", uint64_t{0});
+  }
+  return r;
 }
 
 }  // namespace quarkplan

@@ -337,6 +337,7 @@ Json request_to_json(const PlanRequest& r) {
           {"available_providers", r.available_providers ? Json(*r.available_providers) : Json(nullptr)},
           {"install_status", r.install_status},
           {"install_failure_reason", r.install_failure_reason},
+          {"install_accelerator_tag", r.install_accelerator_tag},
           {"catalog_dir", r.catalog_dir}};
 }
 
@@ -364,6 +365,7 @@ PlanRequest request_from_json(const Json& j) {
       r.available_providers = j["available_providers"].get<std::vector<std::string>>();
     r.install_status = j.value("install_status", "");
     r.install_failure_reason = j.value("install_failure_reason", "");
+    r.install_accelerator_tag = j.value("install_accelerator_tag", "");
     r.catalog_dir = j.value("catalog_dir", "");
   } catch (const Json::exception& e) {
     throw InputError("", std::string("the plan's request record is malformed: ") + e.what());

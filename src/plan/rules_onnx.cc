@@ -454,7 +454,32 @@ void xint8_pof2(PlanState& s) {
 void npu_cnn_nhwc(PlanState& s) {
   if (target(s) != "npu_cnn") return;
   Json& extra = spec(s)["extra_options"];
-  if (onnx_facts(s)["input_layout_guess"] == "NCHW" && !s.choice("onnx_specific.extra_options.ConvertNCHWToNHWC")) {
+  if (onnx_facts(s)["input_layout_guess"] != "NCHW") return;
+  // Quark's convert_nchw_to_nhwc skips a 4-D input whose C, H or W is not an
+  // integer, and its pre-process runs it before FixShapes: only shapes fixed
+  // in the model file reach it.
+  std::vector<std::string> skipped = nhwc_skipped_inputs(onnx_facts(s));
+  const Json* chosen = s.choice("onnx_specific.extra_options.ConvertNCHWToNHWC");
+  if (!skipped.empty()) {
+    if (!chosen) {
+      extra["ConvertNCHWToNHWC"] = false;
+      s.reason("onnx_specific.extra_options.ConvertNCHWToNHWC", "onnx.npu_cnn.nhwc",
+               "Quark cannot convert " + join(skipped, "; ") + " to NHWC: its convert_nchw_to_nhwc needs integer C, H and W and runs before FixShapes");
+    }
+    std::string model = s.analysis["model"].value("model_path", "model.onnx");
+    std::string file = model.substr(model.find_last_of('/') == std::string::npos ? 0 : model.find_last_of('/') + 1);
+    std::string base = file.size() > 5 && file.ends_with(".onnx") ? file.substr(0, file.size() - 5) : file;
+    std::vector<std::string> all;
+    for (const auto& sl : fix_shapes_slots(onnx_facts(s), false)) all.push_back(sl.text());
+    s.risk("onnx.npu_cnn.nhwc", "high",
+           "Inputs are NCHW with dynamic C, H or W (" + join(skipped, "; ") +
+               "): Quark's NCHW-to-NHWC conversion skips them (it runs before FixShapes), so the quantized model stays NCHW, which the NPU CNN target does not expect.",
+           "Fix the shapes in the model file first: python -m quark.onnx.tools.fix_shapes --input_model_path " + file + " --output_model_path " + base +
+               "_fixed.onnx --fix_shapes '" + join(all, ";") + "' (each ? replaced; or onnxruntime's python -m onnxruntime.tools.make_dynamic_shape_fixed), then run quarkplan intake on " +
+               base + "_fixed.onnx and plan it: ConvertNCHWToNHWC then converts.");
+    return;
+  }
+  if (!chosen) {
     extra["ConvertNCHWToNHWC"] = true;
     s.reason("onnx_specific.extra_options.ConvertNCHWToNHWC", "onnx.npu_cnn.nhwc",
              "Inputs are NCHW and the NPU CNN target needs NHWC: Quark converts before quantizing");
@@ -852,7 +877,15 @@ void exclude_outlier_layers(PlanState& s) {
     s.risk("onnx.weight_stats.exclude_outliers", "medium",
            std::to_string(picked.size()) + " of the " + std::to_string(nodes) + " layers " + (*p)["name"].get<std::string>() +
                " quantizes stay in float for their outliers: the quantized model keeps much of the float model's size and speed.",
-           "Try a preset with 16-bit activations or per-channel weights (A16W8), or Percentile calibration, and quantize them.");
+           [&] {
+             // Only what the plan does not do already.
+             std::vector<std::string> tries;
+             if ((*p)["name"] != "A16W8") tries.push_back("a preset with 16-bit activations or per-channel weights (A16W8)");
+             std::string m = s.plan["calibration"].value("method", "");
+             if (m != "Percentile" && m != "LayerWisePercentile") tries.push_back("Percentile calibration");
+             return tries.empty() ? std::string("Quantize some of them (remove them from nodes_to_exclude) and check accuracy after quantization.")
+                                  : "Try " + join(tries, ", or ") + ", and quantize them.";
+           }());
   else
     s.risk("onnx.weight_stats.exclude_outliers", "low",
            "Kept in float for their outliers: " + join(shown) + "; they run at float speed and size.",
@@ -868,20 +901,61 @@ void opset_upgrade(PlanState& s) {
     }
 }
 
+// onnxruntime's tool that writes fixed dims into the model file, for models
+// FixShapes cannot describe (a scalar or shapeless input or output).
+std::string make_fixed_command(const Json& facts, const std::string& model) {
+  std::set<std::string> params;
+  std::vector<std::pair<std::string, std::string>> unnamed;  // input, its shape with <?> where unnamed
+  for (const auto& in : facts.value("inputs", Json::array())) {
+    if (!in["shape"].is_array()) continue;
+    bool anonymous = false;
+    std::string dims;
+    for (const auto& d : in["shape"]) {
+      bool known = d.is_number_integer() && d.get<int64_t>() > 0;
+      if (d.is_string() && d != "?") params.insert(d.get<std::string>());
+      else if (!known) anonymous = true;
+      dims += (dims.empty() ? "" : ",") + (known ? std::to_string(d.get<int64_t>()) : d.is_string() && d != "?" ? "<" + d.get<std::string>() + ">" : "<?>");
+    }
+    if (anonymous) unnamed.emplace_back(in["name"].get<std::string>(), dims);
+  }
+  std::string stem = model;
+  if (size_t slash = stem.find_last_of('/'); slash != std::string::npos) stem = stem.substr(slash + 1);
+  std::string base = stem.size() > 5 && stem.ends_with(".onnx") ? stem.substr(0, stem.size() - 5) : stem;
+  // One command per dim_param or unnamed input, each after the one before
+  // (the first reads the model, the others the fixed copy).
+  std::string cmd, fixed = base + "_fixed.onnx";
+  auto add = [&](const std::string& args) {
+    cmd += std::string(cmd.empty() ? "" : "; ") + "python -m onnxruntime.tools.make_dynamic_shape_fixed " + args + " " + (cmd.empty() ? stem : fixed) + " " + fixed;
+  };
+  for (const auto& p : params) add("--dim_param " + p + " --dim_value <size>");
+  for (const auto& [n, dims] : unnamed) add("--input_name " + n + " --input_shape " + dims);
+  return cmd;
+}
+
 void dynamic_dims_npu(PlanState& s) {
   std::string t = target(s);
-  const Json inputs = onnx_facts(s).value("inputs", Json::array());
-  auto dynamic_dim = [](const Json& d) { return !d.is_number_integer() || d.get<int64_t>() <= 0; };
-  auto input_text = [&](const Json& in) {
-    std::string dims;
-    if (!in["shape"].is_array()) return in["name"].get<std::string>() + ":[?]";
-    for (const auto& d : in["shape"]) dims += (dims.empty() ? "" : ",") + (dynamic_dim(d) ? "?" : std::to_string(d.get<int64_t>()));
-    return in["name"].get<std::string>() + ":[" + dims + "]";
+  const Json& facts = onnx_facts(s);
+  // The inputs and outputs as Quark's FixShapes step sees them: its
+  // pre-process converts NCHW to NHWC first when the plan asks for it.
+  const Json& extra = spec(s)["extra_options"];
+  bool nhwc = extra.is_object() && extra.contains("ConvertNCHWToNHWC") && extra["ConvertNCHWToNHWC"].is_boolean() &&
+              extra["ConvertNCHWToNHWC"].get<bool>();
+  std::vector<ShapeSlot> slots = fix_shapes_slots(facts, nhwc);
+  std::vector<std::string> unusable;  // scalar or shapeless: no FixShapes form
+  for (const auto& sl : slots)
+    if (!sl.expressible()) unusable.push_back(std::string(sl.output ? "output" : "input") + " '" + sl.name + "' (" + (sl.shaped ? "a scalar" : "no declared shape") + ")");
+  std::string model = s.analysis["model"].value("model_path", "model.onnx");
+  std::string fixed_in_file = "fix the shapes in the model file with onnxruntime's tool (" + make_fixed_command(facts, model) + ") and re-run intake";
+  auto all_text = [&] {
+    std::vector<std::string> v;
+    for (const auto& sl : slots) v.push_back(sl.text());
+    return join(v, ";");
   };
-  // A FixShapes answer must name the model's inputs (or outputs) with their rank.
+  std::string after = nhwc ? " (as Quark sees them after ConvertNCHWToNHWC)" : "";
+  // A FixShapes answer must name every input and output, each with its rank.
   if (const Json* c = s.choice("onnx_specific.extra_options.FixShapes")) {
     if (!c->is_string()) {
-      s.error("extra option FixShapes takes a string like 'x:[1,3,224,224]', not " + c->dump());
+      s.error("extra option FixShapes takes a string like 'x:[1,3,224,224];y:[1,1000]', not " + c->dump());
       return;
     }
     std::vector<FixedShape> shapes;
@@ -891,58 +965,62 @@ void dynamic_dims_npu(PlanState& s) {
       s.error(e.what());
       return;
     }
-    std::map<std::string, const Json*> known;
-    for (const auto& in : inputs) known[in["name"]] = &in;
-    const Json outputs = onnx_facts(s).value("outputs", Json::array());
-    for (const auto& out : outputs) known.emplace(out["name"], &out);
+    if (!unusable.empty()) {
+      s.error("FixShapes cannot fix this model: Quark's fix_input_and_output_shapes needs every input and output, and " + join(unusable, ", ") +
+              " has no FixShapes form; " + fixed_in_file);
+      return;
+    }
+    std::map<std::string, const ShapeSlot*> known;
+    for (const auto& sl : slots) known.emplace(sl.name, &sl);
     std::vector<std::string> names;
     for (auto& [n, j] : known) names.push_back(n);
     std::set<std::string> fixed;
     for (const auto& fs : shapes) {
       auto it = known.find(fs.name);
       if (it == known.end()) {
-        s.error("FixShapes names '" + fs.name + "', which is not an input or output of the model" + did_you_mean(fs.name, names) +
-                "; inputs: " + [&] { std::vector<std::string> v; for (const auto& in : inputs) v.push_back(input_text(in)); return join(v, "; "); }());
+        s.error("FixShapes names '" + fs.name + "', which is not an input or output of the model" + after + did_you_mean(fs.name, names) + "; expected " +
+                all_text());
         continue;
       }
-      const Json& shape = (*it->second)["shape"];
-      if (shape.is_array() && shape.size() != fs.dims.size()) {
-        s.error("FixShapes gives '" + fs.name + "' " + std::to_string(fs.dims.size()) + " dimensions, but it has " + std::to_string(shape.size()) +
-                " (" + input_text(*it->second) + ")");
+      const ShapeSlot& sl = *it->second;
+      if (sl.dims.size() != fs.dims.size()) {
+        s.error("FixShapes gives '" + fs.name + "' " + std::to_string(fs.dims.size()) + " dimensions, but it has " + std::to_string(sl.dims.size()) + " (" +
+                sl.text() + ")" + after);
         continue;
       }
-      if (shape.is_array())
-        for (size_t i = 0; i < fs.dims.size(); ++i)
-          if (!dynamic_dim(shape[i]) && shape[i].get<int64_t>() != fs.dims[i])
-            s.error("FixShapes sets dimension " + std::to_string(i) + " of '" + fs.name + "' to " + std::to_string(fs.dims[i]) +
-                    ", but the model fixes it at " + shape[i].dump());
+      for (size_t i = 0; i < fs.dims.size(); ++i)
+        if (sl.dims[i] > 0 && sl.dims[i] != fs.dims[i])
+          s.error("FixShapes sets dimension " + std::to_string(i) + " of '" + fs.name + "' to " + std::to_string(fs.dims[i]) + ", but the model fixes it at " +
+                  std::to_string(sl.dims[i]) + after);
       fixed.insert(fs.name);
     }
-    spec(s)["extra_options"]["FixShapes"] = format_fix_shapes(shapes);
-    s.reason("onnx_specific.extra_options.FixShapes", "onnx.npu.static_shapes", "Your deployment shapes, checked against the model's inputs");
-    std::vector<std::string> left;
-    for (const auto& in : inputs) {
-      bool dyn = !in["shape"].is_array();
-      if (!dyn)
-        for (const auto& d : in["shape"]) dyn = dyn || dynamic_dim(d);
-      if (dyn && !fixed.count(in["name"])) left.push_back(input_text(in));
+    // Quark looks every input and output up by name: one left out is a
+    // KeyError, which its pre-process logs and skips, leaving every shape dynamic.
+    std::vector<std::string> missing;
+    for (const auto& sl : slots)
+      if (!fixed.count(sl.name)) missing.push_back(std::string(sl.output ? "output " : "input ") + sl.text());
+    if (!missing.empty()) {
+      s.error("FixShapes leaves out " + join(missing, ", ") + after +
+              ": Quark's fix_input_and_output_shapes needs every input and output (it stops at the first one missing and the shapes stay dynamic); give " +
+              all_text() + " with each ? replaced");
+      return;
     }
-    if (!left.empty() && (t == "npu_cnn" || t == "npu_transformer"))
-      s.question("FixShapes leaves dynamic inputs unfixed: " + join(left, "; ") + ". Give their deployment sizes too (each ? a positive integer).");
+    spec(s)["extra_options"]["FixShapes"] = format_fix_shapes(shapes);
+    s.reason("onnx_specific.extra_options.FixShapes", "onnx.npu.static_shapes", "Your deployment shapes for every input and output, checked against the model");
     return;
   }
-  if ((t != "npu_cnn" && t != "npu_transformer") || !onnx_facts(s)["has_dynamic_dims"].get<bool>()) return;
-  // Name the real inputs with their known dims; ask only for the dynamic ones.
+  if ((t != "npu_cnn" && t != "npu_transformer") || !facts["has_dynamic_dims"].get<bool>()) return;
+  // Name the real inputs with their known dims; ask for every input and output.
   std::vector<std::string> dyn, fixed;
-  for (const auto& in : inputs) {
-    bool d = !in["shape"].is_array();
-    if (!d)
-      for (const auto& x : in["shape"]) d = d || dynamic_dim(x);
-    (d ? dyn : fixed).push_back(input_text(in));
+  for (const auto& sl : slots)
+    if (!sl.output) (sl.dynamic() ? dyn : fixed).push_back(sl.text());
+  std::string head = "The NPU needs static shapes. Dynamic inputs: " + join(dyn, "; ") + (fixed.empty() ? "" : " (already static: " + join(fixed, "; ") + ")") + ". ";
+  if (!unusable.empty()) {
+    s.question(head + "Quark's FixShapes cannot describe " + join(unusable, ", ") + ", so " + fixed_in_file + ".");
+    return;
   }
-  s.question("The NPU needs static shapes. Dynamic inputs: " + join(dyn, "; ") + (fixed.empty() ? "" : " (already static: " + join(fixed, "; ") + ")") +
-             ". Give each ? its deployment size with --set onnx_specific.extra_options.FixShapes='" + join(dyn, ";") +
-             "' (the ? replaced), or run quark.onnx.tools.fix_shapes and re-run intake.");
+  s.question(head + "Quark's FixShapes needs every input and output" + after + ": give each ? its deployment size with --set onnx_specific.extra_options.FixShapes='" +
+             all_text() + "' (the ? replaced), or run quark.onnx.tools.fix_shapes and re-run intake.");
 }
 
 void fp16_model(PlanState& s) {
@@ -998,6 +1076,30 @@ void weight_coverage(PlanState& s) {
   if (!w.known || !w.touches_anything()) return;  // nothing at all: onnx.preset.op_types_present
   const Json* c = s.choice("onnx_specific.extra_options.EnableSubgraph");
   bool subgraphs_on = spec(s)["extra_options"].value("EnableSubgraph", false) == true || (c && c->is_boolean() && c->get<bool>());
+  // Nothing left to quantize: the plan's op types or its exclusions (the
+  // user's or --weight-stats') leave every weight the preset takes in float.
+  PlanWeights nw = plan_weights(s.analysis, s.cat, *p, spec(s).value("op_types_to_quantize", Json()), spec(s).value("nodes_to_exclude", Json()),
+                                subgraphs_on || w.only_in_subgraphs());
+  if (nw.known && nw.candidate_nodes > 0 && nw.nodes == 0) {
+    std::string name = (*p)["name"];
+    std::string of = std::to_string(nw.candidate_nodes) + (nw.candidate_nodes == 1 ? " weighted node " : " weighted nodes ") + name + " quantizes";
+    if (nw.other_type_nodes > 0 && nw.excluded_nodes == 0) {
+      std::set<std::string> types;
+      for (const auto& n : s.analysis["quantization_targets"]["weighted_nodes"]) types.insert(n.value("op_type", ""));
+      s.conflict("onnx.preset.weight_coverage", "onnx_specific.op_types_to_quantize",
+                 "op_types_to_quantize " + spec(s)["op_types_to_quantize"].dump() + " holds none of the " + of + " (" + w.label +
+                     "): the plan would quantize no weight and leave the model in float.",
+                 "op_types_to_quantize=null (every op type " + name + " takes), or op types that hold weights: " +
+                     join(std::vector<std::string>(types.begin(), types.end())));
+    } else {
+      bool automatic = !s.choice("onnx_specific.nodes_to_exclude");
+      s.conflict("onnx.preset.weight_coverage", "onnx_specific.nodes_to_exclude",
+                 "nodes_to_exclude" + std::string(automatic ? " (the outlier layers --weight-stats found)" : "") + " keeps every one of the " + of +
+                     " in float: the plan would quantize no weight and leave the model in float.",
+                 "nodes_to_exclude=[] to quantize them and check accuracy after quantization, or keep the model in float");
+    }
+    return;
+  }
   double share = quantized_share(s, *p, subgraphs_on);
   if (share >= min_share(s)) return;
   uint64_t total = onnx_facts(s)["weights"]["total_params"].get<uint64_t>();
@@ -1099,6 +1201,14 @@ void extra_options(PlanState& s) {
       s.error("extra option EnableNPUCnn follows onnx_specific.enable_npu_cnn, which is tied to the deployment target; set the target instead");
       return;
     }
+    // Keys Quark reads a plan row from (the plan writes the row into them):
+    // a second value would contradict the row the table shows.
+    if (const Json sbp = ru.value("set_by_plan", Json::object()); sbp.contains(key) && sbp[key].is_string()) {
+      std::string row = sbp[key];
+      s.error("extra option " + key + " is where Quark reads the plan's " + row + " row, which the plan fills in itself; choose it with --set " + row +
+              "=... instead");
+      return;
+    }
     if (!known.contains(key)) {
       s.error("unknown extra option '" + key + "'" + did_you_mean(key, names));
       return;
@@ -1156,6 +1266,26 @@ void execution_providers(PlanState& s) {
     std::vector<std::string> deploy = string_list(tj->value("deployment_execution_providers", Json::array()));
     bool any = deploy.empty();
     for (const auto& d : deploy) any = any || present(d);
+    // The provider the install result's accelerator tag is expected to give
+    // for this target (catalog install_expected_providers): on ROCm 7.x,
+    // target rocm means CPU onnxruntime by design, not a missing ROCm provider.
+    std::string expected, expected_tag;
+    size_t best = 0;
+    for (const auto& e : s.cat.onnx().value("install_expected_providers", Json::object()).value("by_accelerator_tag", Json::array())) {
+      std::string prefix = e.value("tag_prefix", "");
+      const Json targets = e.value("targets", Json::array());
+      if (!prefix.empty() && prefix.size() > best && s.req.install_accelerator_tag.rfind(prefix, 0) == 0 &&
+          std::count(targets.begin(), targets.end(), t) > 0) {
+        best = prefix.size();
+        expected = e.value("provider", "");
+        expected_tag = s.req.install_accelerator_tag;
+      }
+    }
+    if (!any && !expected.empty() && present(expected)) {
+      any = true;
+      if (std::find(deploy.begin(), deploy.end(), expected) == deploy.end())
+        why += "; the install is for " + expected_tag + ", where " + t + " runs on " + expected + " (the onnxruntime quark-onnx-install installs there)";
+    }
     if (!any) {
       bool npu = t == "npu_cnn" || t == "npu_transformer";
       std::string has = have.empty() ? "lists no execution providers" : "has " + join(have);

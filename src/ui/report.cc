@@ -14,6 +14,7 @@
 #include "common/strings.h"
 #include "common/units.h"
 #include "intake/module_names.h"
+#include "plan/fix_shapes.h"
 #include "plan/invocation.h"
 #include "plan/onnx_weights.h"
 #include "plan/planner.h"
@@ -353,13 +354,23 @@ std::string model_card(const ReportInput& in) {
                     {"onnx.intake.nchw_npu_cnn", "ConvertNCHWToNHWC", "onnx.npu_cnn.nhwc"},
                     {"onnx.intake.fp16_model", "ConvertFP16ToFP32", "onnx.fp16.convert"}};
     const Json* extra = get(get(in.plan, "onnx_specific"), "extra_options");
+    // Quark skips NCHW inputs whose C, H or W is dynamic: setting the option
+    // does not handle those.
+    const Json* facts = get(get(a, "model"), "onnx_specific");
+    std::vector<std::string> nhwc_skipped = facts ? nhwc_skipped_inputs(*facts) : std::vector<std::string>{};
     auto handled_by = [&](const std::string& rule) -> std::string {
       for (const auto& h : kHandled) {
         const Json* v = get(extra, h.option);
-        if (rule == h.intake && v && !v->is_null() && !(v->is_boolean() && !v->get<bool>()))
+        if (rule == h.intake && v && !v->is_null() && !(v->is_boolean() && !v->get<bool>()) &&
+            !(std::string(h.option) == "ConvertNCHWToNHWC" && !nhwc_skipped.empty()))
           return "The plan handles it: extra option " + std::string(h.option) + " = " + value_display(*v) + " [" + rule_link(h.rule) + "].";
       }
       return "";
+    };
+    auto not_handled = [&](const std::string& rule) -> std::string {
+      if (rule != "onnx.intake.nchw_npu_cnn" || nhwc_skipped.empty()) return "";
+      return "Not handled by the plan: Quark's ConvertNCHWToNHWC skips " + e(join(nhwc_skipped, "; ")) +
+             " (C, H and W must be integers, and it runs before FixShapes); fix the shapes in the model file first [" + rule_link("onnx.npu_cnn.nhwc") + "].";
     };
     for (const char* sev : {"high", "medium", "low"})
       for (const auto& r : risks)
@@ -371,6 +382,7 @@ std::string model_card(const ReportInput& in) {
                  (get(r, "rule") ? " [" + rule_link(str(get(r, "rule"))) + "]" : "") +
                  (handled.empty() ? (str(get(r, "recovery_hint")).empty() ? "" : "<br><span class=\"hint\">What to do: " + e(str(get(r, "recovery_hint"))) + "</span>")
                                   : "<br><span class=\"hint\">" + handled + "</span>") +
+                 (not_handled(str(get(r, "rule"))).empty() ? "" : "<br><span class=\"hint\">" + not_handled(str(get(r, "rule"))) + "</span>") +
                  "</li>\n";
         }
     out += "</ul>\n";
@@ -831,7 +843,37 @@ std::string onnx_ops(const Json& plan, const Json& analysis, const std::string& 
     c.legend = {{"main", "quantized by the plan"}, {"muted", "stays in float"}};
     c.desc = "Horizontal bars, one per operator type: " + join(words, "; ") + ".";
     out += "<p>Highlighted: " + e(why) + ".</p>\n";
-    if (pw) {
+    // Node by node when the analysis has them: the plan's op types and
+    // exclusions applied, as the estimate counts them.
+    std::optional<PlanWeights> nw;
+    bool into_subgraphs = false;
+    if (pj && spec) {
+      try {
+        const Json* es = get(get(spec, "extra_options"), "EnableSubgraph");
+        bool on = es && es->is_boolean() && es->get<bool>(), off = es && es->is_boolean() && !es->get<bool>();
+        into_subgraphs = on || (!off && pw && pw->only_in_subgraphs()) || (pw && pw->recurses_into_subgraphs);
+        PlanWeights w = plan_weights(analysis, cat, *pj, spec->value("op_types_to_quantize", Json()), spec->value("nodes_to_exclude", Json()),
+                                     into_subgraphs);
+        if (w.known) nw = w;
+      } catch (const Json::exception&) {
+        nw.reset();
+      }
+    }
+    if (nw) {
+      std::vector<std::string> kept;
+      if (nw->other_type_nodes)
+        kept.push_back(format_params(nw->other_type_params) + " in " + with_commas(nw->other_type_nodes) + (nw->other_type_nodes == 1 ? " node" : " nodes") +
+                       " outside op_types_to_quantize");
+      if (nw->excluded_nodes)
+        kept.push_back(format_params(nw->excluded_params) + " in " + with_commas(nw->excluded_nodes) + (nw->excluded_nodes == 1 ? " excluded node" : " excluded nodes"));
+      if (pw && pw->sub_params && !into_subgraphs)
+        kept.push_back(format_params(pw->sub_params) + " in " + with_commas(pw->sub_nodes) + (pw->sub_nodes == 1 ? " node" : " nodes") +
+                       " inside If/Loop/Scan bodies");
+      out += "<p>" + e(preset) + " quantizes " + e(pw ? pw->label : std::string("its op types")) + ": " +
+             (nw->params ? e(format_params(nw->params)) + " weights in " + with_commas(nw->nodes) + (nw->nodes == 1 ? " node" : " nodes")
+                         : std::string("none of this model's weights")) +
+             (kept.empty() ? std::string() : "; kept in float: " + e(join(kept, ", "))) + ".</p>\n";
+    } else if (pw) {
       uint64_t params = pw->main_params + pw->sub_params, nodes = pw->main_nodes + pw->sub_nodes;
       out += "<p>" + e(preset) + " quantizes " + e(pw->label) + ": " +
              (params ? e(format_params(params)) + " weights in " + with_commas(nodes) + (nodes == 1 ? " node" : " nodes") +
@@ -1031,7 +1073,7 @@ const char* kStyle = R"CSS(
 html{-webkit-text-size-adjust:100%}
 body{margin:0 auto;max-width:76rem;padding:1rem;background:var(--bg);color:var(--fg);
 font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-h1,p,dd,li,figcaption,.path{overflow-wrap:anywhere}
+h1,p,dd,li,figcaption,blockquote,.path{overflow-wrap:anywhere}
 h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid var(--line);padding-bottom:.2rem}
 h3{font-size:1.05rem}h4{font-size:.95rem;margin:.8rem 0 .2rem}
 a{color:var(--link)}code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.88em}

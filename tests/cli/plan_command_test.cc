@@ -20,14 +20,15 @@ TEST(PlanCommand, OnnxNpuCnnConfirmedWithYes) {
   TempDir d;
   fs::create_directories(d / "calib");
   RunResult r = run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--yes", "--calib-data", "calib", "--set",
-                               "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960]\""},
+                               "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]\""},
                               d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   Json plan = Json::parse(read_file(d / "quant_plan.json"));
   EXPECT_EQ(plan["preset"], "XINT8");
   EXPECT_EQ(plan["calibration"]["method"], "PowerOfTwo_MinMSE");
   EXPECT_TRUE(plan["onnx_specific"]["enable_npu_cnn"].get<bool>());
-  EXPECT_EQ(plan["onnx_specific"]["extra_options"]["ConvertNCHWToNHWC"], true);
+  // x is [?,3,?,?]: Quark's convert_nchw_to_nhwc skips it (dynamic H, W), so the plan does not claim it.
+  EXPECT_EQ(plan["onnx_specific"]["extra_options"]["ConvertNCHWToNHWC"], false);
   EXPECT_EQ(plan["onnx_specific"]["extra_options"]["ConvertOpsetVersion"], 13);  // opset 11 model
   EXPECT_EQ(plan["model"]["analysis_ref"], "./model_analysis.json");
   EXPECT_FALSE(plan["requires_confirmation"].get<bool>());
@@ -84,7 +85,7 @@ TEST(PlanCommand, ConflictIsRefusedUnlessInsisted) {
   EXPECT_FALSE(fs::exists(d / "quant_plan.json"));
   fs::create_directories(d / "calib");
   RunResult i = run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--preset", "A8W8", "--insist", "--yes", "--calib-data", "calib", "--set",
-                               "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960]\""},
+                               "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]\""},
                               d.path());
   EXPECT_EQ(i.exit_code, 0) << i.err;
   Json plan = Json::parse(read_file(d / "quant_plan.json"));

@@ -232,7 +232,13 @@ TEST(OnnxWeightStats, NonFiniteWeights) {
   b.node("MatMul", "mm", {"x", "w"}, {"y"});
   b.output("y", onnx::TensorProto::FLOAT, {"1", "64"});
   write_file(d / "m.onnx", b.bytes());
-  RunResult r = run_quarkplan({"plan", (d / "m.onnx").string(), "--target", "cpu", "--weight-stats", "--calib-data", ".", "--yes", "--json"}, d.path());
+  // Its only weight excluded, the plan would quantize nothing: a conflict
+  // (onnx.preset.weight_coverage), kept only with --insist.
+  RunResult c = run_quarkplan({"plan", (d / "m.onnx").string(), "--target", "cpu", "--weight-stats", "--calib-data", ".", "--yes"}, d.path());
+  EXPECT_EQ(c.exit_code, 2) << c.err;
+  EXPECT_NE(c.err.find("the plan would quantize no weight"), std::string::npos) << c.err;
+  RunResult r = run_quarkplan({"plan", (d / "m.onnx").string(), "--target", "cpu", "--weight-stats", "--calib-data", ".", "--yes", "--insist", "--json"},
+                              d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json a = Json::parse(read_file(d / "model_analysis.json"));
   EXPECT_EQ(a["weight_stats"]["outlier_modules"], Json::array({"mm"}));

@@ -83,7 +83,7 @@ TEST(OnnxReview, FineTuningInTheTableIsWhatQuarkRuns) {
   auto acc = plan(real(kDet), [](PlanRequest& r) {
     r.target = "npu_cnn";
     r.goal = "accuracy";
-    r.choices["onnx_specific.extra_options.FixShapes"] = "x:[1,3,960,960]";
+    r.choices["onnx_specific.extra_options.FixShapes"] = "x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]";
   });
   ASSERT_EQ(acc.status, PlanStatus::kConfirmed);
   EXPECT_EQ(acc.plan["preset"], "XINT8_ADAROUND");

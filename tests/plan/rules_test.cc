@@ -151,6 +151,31 @@ std::vector<Scenario> scenarios() {
       {"onnx.npu_cnn.nhwc", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
          EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["ConvertNCHWToNHWC"], true);
+         // Quark's convert_nchw_to_nhwc skips an input whose C, H or W is dynamic (and runs before
+         // FixShapes): not set, not "Quark converts", and a high risk whose recovery fixes the file first.
+         Json dyn = with(with(cnn_analysis(), "model.onnx_specific.has_dynamic_dims", true), "model.onnx_specific.inputs",
+                         Json::parse(R"([{"name":"images","dtype":"float32","shape":["batch",3,"h","w"]}])"));
+         auto d = plan(dyn, [](PlanRequest& r) {
+           r.target = "npu_cnn";
+           r.choices["onnx_specific.extra_options.FixShapes"] = "images:[1,3,224,224];probs:[1,10]";
+         });
+         EXPECT_EQ(d.plan["onnx_specific"]["extra_options"]["ConvertNCHWToNHWC"], false);
+         EXPECT_EQ(d.plan["reasons"]["onnx_specific.extra_options.ConvertNCHWToNHWC"].get<std::string>().find("Quark converts"), std::string::npos);
+         bool high = false;
+         for (const auto& r : d.plan["risks"])
+           if (r["rule"] == "onnx.npu_cnn.nhwc" && r["severity"] == "high")
+             high = r["recovery_hint"].get<std::string>().find("python -m quark.onnx.tools.fix_shapes") != std::string::npos &&
+                    r["recovery_hint"].get<std::string>().find("images:[?,3,?,?];probs:[1,10]") != std::string::npos;
+         EXPECT_TRUE(high) << d.plan["risks"].dump();
+         // Set by the user anyway: the same risk.
+         auto u = plan(dyn, [](PlanRequest& r) {
+           r.target = "npu_cnn";
+           r.choices["onnx_specific.extra_options.ConvertNCHWToNHWC"] = true;
+           r.choices["onnx_specific.extra_options.FixShapes"] = "images:[1,3,224,224];probs:[1,10]";
+         });
+         bool user_high = false;
+         for (const auto& r : u.plan["risks"]) user_high = user_high || (r["rule"] == "onnx.npu_cnn.nhwc" && r["severity"] == "high");
+         EXPECT_TRUE(user_high) << u.plan["risks"].dump();
        }},
       {"onnx.calibration.sizes", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; });
@@ -268,16 +293,20 @@ std::vector<Scenario> scenarios() {
                          Json::parse(R"([{"name":"images","dtype":"float32","shape":["batch",3,"h","w"]}])"));
          auto o = plan(dyn, [](PlanRequest& r) { r.target = "npu_cnn"; });
          EXPECT_EQ(o.status, PlanStatus::kDraft);
-         // The question names the real input with its known dims and asks only for the dynamic ones.
-         EXPECT_TRUE(has_question(o, "images:[?,3,?,?]"));
+         // The question names the real input with its known dims, and every output too
+         // (Quark's fix_input_and_output_shapes looks each one up).
+         EXPECT_TRUE(has_question(o, "FixShapes='images:[?,3,?,?];probs:[1,10]'"));
          auto f = plan(dyn, [](PlanRequest& r) {
            r.target = "npu_cnn";
-           r.choices["onnx_specific.extra_options.FixShapes"] = "images:[1,3,224,224]";
+           r.choices["onnx_specific.extra_options.FixShapes"] = "images:[1,3,224,224];probs:[1,10]";
          });
          EXPECT_EQ(f.status, PlanStatus::kConfirmed);
-         EXPECT_EQ(f.plan["onnx_specific"]["extra_options"]["FixShapes"], "images:[1,3,224,224]");
-         // An answer is checked: the input name, the rank, the model's own fixed dims.
-         for (const char* bad : {"input:[1,3,224,224]", "images:[1,3,224]", "images:[1,4,224,224]", "images:[1,3,0,224]", "images:1,3"}) {
+         EXPECT_EQ(f.plan["onnx_specific"]["extra_options"]["FixShapes"], "images:[1,3,224,224];probs:[1,10]");
+         // An answer is checked: the names, every input and output present, the rank, the model's own fixed dims,
+         // what Quark's parser reads.
+         for (const char* bad : {"input:[1,3,224,224];probs:[1,10]", "images:[1,3,224];probs:[1,10]", "images:[1,4,224,224];probs:[1,10]",
+                                 "images:[1,3,0,224];probs:[1,10]", "images:1,3", "images:[1,3,224,224]", "images:[1,3,224,224];probs:[]",
+                                 "images:[1,3,224,224];probs:[1,10];", "images:[1,3,224,224];probs:[1,x]"}) {
            auto e = plan(dyn, [&](PlanRequest& r) {
              r.target = "npu_cnn";
              r.choices["onnx_specific.extra_options.FixShapes"] = bad;
@@ -334,6 +363,19 @@ std::vector<Scenario> scenarios() {
          auto npu_tr = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.EnableNPUTransformer"] = true; });
          ASSERT_EQ(npu_tr.status, PlanStatus::kInvalid);
          EXPECT_NE(npu_tr.errors[0].find("npu_transformer"), std::string::npos) << npu_tr.errors[0];
+         // Keys Quark reads a plan row from (the plan fills them in): the row is the way to choose.
+         auto eps = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.extra_options.ExecutionProviders"] = Json::array({"CUDAExecutionProvider"});
+         });
+         ASSERT_EQ(eps.status, PlanStatus::kInvalid);
+         EXPECT_NE(eps.errors[0].find("--set onnx_specific.execution_providers="), std::string::npos) << eps.errors[0];
+         auto ops = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.extra_options.OpTypesToQuantize"] = Json::array({"Conv"});
+         });
+         ASSERT_EQ(ops.status, PlanStatus::kInvalid);
+         EXPECT_NE(ops.errors[0].find("onnx_specific.op_types_to_quantize"), std::string::npos) << ops.errors[0];
        }},
       {"onnx.execution_providers", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cuda"; });
@@ -352,6 +394,25 @@ std::vector<Scenario> scenarios() {
            r.available_providers = std::vector<std::string>{"CUDAExecutionProvider", "CPUExecutionProvider"};
          });
          for (const auto& risk : ok.plan["risks"]) EXPECT_NE(risk["rule"], "onnx.execution_providers");
+         // ROCm 7.x: quark-onnx-install installs CPU onnxruntime by design (catalog
+         // install_expected_providers), so a CPU-only install is the expected one for rocm.
+         auto rocm7 = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "rocm";
+           r.available_providers = std::vector<std::string>{"CPUExecutionProvider"};
+           r.install_accelerator_tag = "rocm-7.0";
+         });
+         for (const auto& risk : rocm7.plan["risks"]) EXPECT_NE(risk["rule"], "onnx.execution_providers") << risk.dump();
+         EXPECT_EQ(rocm7.plan["onnx_specific"]["execution_providers"], Json::array({"CPUExecutionProvider"}));
+         EXPECT_NE(rocm7.plan["reasons"]["onnx_specific.execution_providers"].get<std::string>().find("rocm-7.0"), std::string::npos);
+         // ROCm 6.x expects the ROCm provider: CPU only there is still the high risk.
+         auto rocm6 = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "rocm";
+           r.available_providers = std::vector<std::string>{"CPUExecutionProvider"};
+           r.install_accelerator_tag = "rocm-6.4";
+         });
+         bool rocm6_high = false;
+         for (const auto& r : rocm6.plan["risks"]) rocm6_high = rocm6_high || (r["rule"] == "onnx.execution_providers" && r["severity"] == "high");
+         EXPECT_TRUE(rocm6_high);
          // The NPU runs on the Ryzen AI machine: calibration stays on the CPU here.
          auto npu = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
          EXPECT_EQ(npu.plan["onnx_specific"]["execution_providers"], Json::array({"CPUExecutionProvider"}));
@@ -392,6 +453,20 @@ std::vector<Scenario> scenarios() {
          EXPECT_TRUE(named) << o.plan["risks"].dump();
          auto full = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; });
          EXPECT_FALSE(cites(full, "onnx.preset.weight_coverage"));
+         // A plan that would quantize nothing: op types with no weights, or every weighted node excluded.
+         auto relu = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.op_types_to_quantize"] = Json::array({"Relu"}); });
+         ASSERT_EQ(relu.status, PlanStatus::kConflict);
+         EXPECT_EQ(relu.conflicts[0].rule, "onnx.preset.weight_coverage");
+         EXPECT_EQ(relu.conflicts[0].decision, "onnx_specific.op_types_to_quantize");
+         std::vector<std::string> all;
+         for (const auto& n : cnn_analysis()["quantization_targets"]["weighted_nodes"]) all.push_back(n["name"]);
+         ASSERT_FALSE(all.empty());
+         auto none = plan(cnn_analysis(), [&](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.nodes_to_exclude"] = all; });
+         ASSERT_EQ(none.status, PlanStatus::kConflict);
+         EXPECT_EQ(none.conflicts[0].decision, "onnx_specific.nodes_to_exclude");
+         all.pop_back();
+         auto one = plan(cnn_analysis(), [&](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.nodes_to_exclude"] = all; });
+         EXPECT_EQ(one.status, PlanStatus::kConfirmed);
        }},
       {"onnx.preset.op_types_present", [] {
          // A CNN has no MatMul for MatMulNBits and no Gemm/MatMul for the NPU transformer flow.
