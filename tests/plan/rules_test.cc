@@ -380,6 +380,17 @@ std::vector<Scenario> scenarios() {
       {"onnx.execution_providers", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cuda"; });
          EXPECT_EQ(o.plan["onnx_specific"]["execution_providers"][0], "CUDAExecutionProvider");
+         // A name onnxruntime does not know (it would refuse the session) is an input error, with the closest names.
+         auto bogus = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.execution_providers"] = Json::array({"CudaExecutionProvider", "CPUExecutionProvider"});
+         });
+         ASSERT_EQ(bogus.status, PlanStatus::kInvalid);
+         EXPECT_NE(bogus.errors[0].find("'CudaExecutionProvider', which is not an onnxruntime execution provider (did you mean 'CUDAExecutionProvider'"),
+                   std::string::npos)
+             << bogus.errors[0];
+         auto none = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.execution_providers"] = Json::array(); });
+         EXPECT_EQ(none.status, PlanStatus::kInvalid);
          // An install result with the CPU provider only: calibration on the CPU, and a high risk for cuda.
          auto cpu_only = plan(cnn_analysis(), [](PlanRequest& r) {
            r.target = "cuda";
