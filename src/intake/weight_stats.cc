@@ -3,8 +3,14 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#if defined(__x86_64__)
+// The F16C paths need _Float16 and __builtin_cpu_supports("f16c"), which
+// GCC has and clang 14 (Debian 12's, used for the fuzz build) does not; the
+// portable path gives the same bits, so other compilers take it.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define QUARKPLAN_F16C 1
 #include <immintrin.h>
+#else
+#define QUARKPLAN_F16C 0
 #endif
 
 #include <algorithm>
@@ -126,7 +132,7 @@ __attribute__((noinline)) void pass1(const char* p, uint64_t start, uint64_t end
   pass1_body(p, start, end, width, out, block_max, load, release);
 }
 
-#if defined(__x86_64__)
+#if QUARKPLAN_F16C
 // FP16 on x86 CPUs with F16C (AMD since Piledriver, Intel since Ivy Bridge): one
 // vcvtph2ps per weight instead of about ten integer and float operations.
 // The same loop as pass1 compiled for F16C: the conversion is exact, so the
@@ -163,7 +169,7 @@ __attribute__((noinline)) uint64_t count_beyond(const char* p, uint64_t n, float
   return count_beyond_body<Width>(p, n, thr, load);
 }
 
-#if defined(__x86_64__)
+#if QUARKPLAN_F16C
 // Eight weights per step: convert, clear the sign, compare, count the mask bits.
 __attribute__((noinline, target("avx,f16c,popcnt"))) uint64_t count_beyond_f16c(const char* p, uint64_t n, float thr) {
   uint64_t c = 0, i = 0;
