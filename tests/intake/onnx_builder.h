@@ -122,6 +122,34 @@ struct OnnxBuilder {
     model.SerializeToString(&s);
     return s;
   }
+
+  // The model with one more FLOAT initializer `name` of `floats` elements held
+  // inline (raw_data), cut before the raw bytes: protobuf cannot serialise a
+  // message over 2 GiB, so the graph field is encoded by hand. Write these
+  // bytes, then extend the file by floats * 4 (a sparse file).
+  std::string bytes_before_big_initializer(const std::string& name, uint64_t floats) const {
+    auto varint = [](uint64_t v) {
+      std::string s;
+      while (v >= 0x80) {
+        s.push_back(static_cast<char>((v & 0x7f) | 0x80));
+        v >>= 7;
+      }
+      s.push_back(static_cast<char>(v));
+      return s;
+    };
+    // TensorProto: dims (1), data_type FLOAT (2), name (8), raw_data (9).
+    std::string tensor_head = std::string("\x08") + varint(floats) + "\x10\x01" + "\x42" + varint(name.size()) + name + "\x4a" + varint(floats * 4);
+    uint64_t tensor_len = tensor_head.size() + floats * 4;
+    std::string graph_bytes;
+    model.graph().SerializeToString(&graph_bytes);
+    std::string init_field = "\x2a" + varint(tensor_len);  // GraphProto.initializer (5)
+    uint64_t graph_len = graph_bytes.size() + init_field.size() + tensor_len;
+    onnx::ModelProto m = model;
+    m.clear_graph();
+    std::string model_bytes;
+    m.SerializeToString(&model_bytes);
+    return model_bytes + "\x3a" + varint(graph_len) + graph_bytes + init_field + tensor_head;  // ModelProto.graph (7)
+  }
 };
 
 // A small conv net: NCHW input, `convs` Conv nodes, a final Gemm classifier.

@@ -353,28 +353,7 @@ void write_over_2gb(const fs::path& p) {
   b.node("MatMul", "mm", {"x", "w"}, {"y"});
   b.output("y", onnx::TensorProto::FLOAT, {"1", "8"});
   const uint64_t n = 550000000ull;  // floats
-  auto varint = [](uint64_t v) {
-    std::string s;
-    while (v >= 0x80) {
-      s.push_back(static_cast<char>((v & 0x7f) | 0x80));
-      v >>= 7;
-    }
-    s.push_back(static_cast<char>(v));
-    return s;
-  };
-  // Graph field 7 = the graph above plus one initializer (dims, FLOAT, name "w", raw_data).
-  std::string tensor_head = std::string("\x08") + varint(n) + "\x10\x01" + "\x42\x01w" + "\x4a" + varint(n * 4);
-  uint64_t tensor_len = tensor_head.size() + n * 4;
-  onnx::GraphProto g = b.model.graph();
-  std::string graph_bytes;
-  g.SerializeToString(&graph_bytes);
-  std::string init_field = "\x2a" + varint(tensor_len);
-  uint64_t graph_len = graph_bytes.size() + init_field.size() + tensor_len;
-  onnx::ModelProto m = b.model;
-  m.clear_graph();
-  std::string model_bytes;
-  m.SerializeToString(&model_bytes);
-  std::string prefix = model_bytes + "\x3a" + varint(graph_len) + graph_bytes + init_field + tensor_head;
+  std::string prefix = b.bytes_before_big_initializer("w", n);
   write_file(p, prefix);
   fs::resize_file(p, prefix.size() + n * 4);
 }
