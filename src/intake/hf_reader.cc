@@ -23,6 +23,7 @@
 #include "common/error.h"
 #include "common/files.h"
 #include "common/parallel.h"
+#include "common/string_arena.h"
 #include "common/mapped_file.h"
 #include "intake/hf_config.h"
 #include "intake/json_scan.h"
@@ -127,21 +128,6 @@ struct ShardScan {
 
 // A small open-addressing set of the names the index lists for one shard; each
 // header name is looked up once, and listed names never found are reported.
-uint64_t name_hash(std::string_view k) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ k.size();
-  size_t i = 0;
-  for (; i + 8 <= k.size(); i += 8) {
-    uint64_t x;
-    std::memcpy(&x, k.data() + i, 8);
-    h = (h ^ x) * 0xff51afd7ed558ccdull;
-    h ^= h >> 32;
-  }
-  uint64_t tail = 0;
-  std::memcpy(&tail, k.data() + i, k.size() - i);
-  h = (h ^ tail) * 0xc4ceb9fe1a85ec53ull;
-  return h ^ (h >> 29);
-}
-
 void compare_with_index(ShardScan& r, const safetensors::HeaderView& h) {
   size_t cap = 16;
   while (cap < 2 * r.listed_count) cap *= 2;
@@ -382,7 +368,7 @@ uint64_t checkpoint_bytes(const ModelStructure& st, const hf::Config& cfg) {
         for (const auto& p : q[k])
           if (p.is_string()) keep.emplace_back(p.get<std::string>());
   }
-  static const std::set<std::string> quantizable = {"attention", "mlp", "expert", "shared_expert", "indexer", "linear_attention", "mamba", "mtp"};
+  static const std::set<std::string, std::less<>> quantizable = {"attention", "mlp", "expert", "shared_expert", "indexer", "linear_attention", "mamba", "mtp"};
   double bytes = 0;
   for (const auto& t : st.tensors) {
     bool weight = !t.role.empty() && !ends_with(t.name, ".bias") && !ends_with(t.name, "_bias") && t.shape.size() >= 2;
@@ -598,7 +584,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
     std::set<std::string> routers;  // "*mlp.gate": what follows the layer index
     for (const auto& m : st->modules)
       if (m.role == "router" && m.part == Part::kLanguage) {
-        std::string n = m.name;
+        const std::string n(m.name);
         for (size_t p = 0; p + 2 < n.size(); ++p)
           if (n[p] == '.' && std::isdigit(static_cast<unsigned char>(n[p + 1]))) {
             if (size_t end = n.find('.', p + 1); end != std::string::npos) routers.insert("*" + n.substr(end + 1));
@@ -610,7 +596,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
     std::string head = "lm_head";
     for (const auto& m : st->modules)
       if (m.role == "lm_head" && m.part == Part::kLanguage) {
-        head = m.name == "lm_head" ? m.name : "*" + m.name.substr(m.name.rfind('.') + 1);
+        head = m.name == "lm_head" ? std::string(m.name) : "*" + std::string(m.name.substr(m.name.rfind('.') + 1));
         break;
       }
     if (!routers.empty() || head != "lm_head") {
@@ -671,7 +657,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
     {
       const size_t n = loaded.size(), chunks = std::min<size_t>(n, 64);
       parallel_for(chunks, [&](size_t c) {
-        for (size_t i = n * c / chunks, end = n * (c + 1) / chunks; i < end; ++i) loaded_hash[i] = std::hash<std::string_view>{}(loaded[i]);
+        for (size_t i = n * c / chunks, end = n * (c + 1) / chunks; i < end; ++i) loaded_hash[i] = name_hash(loaded[i]);
       });
     }
     size_t cap = 16;
@@ -698,8 +684,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
       const size_t chunks = std::min<size_t>(n, 64);
       parallel_for(chunks, [&](size_t c) {
         for (size_t k = n * c / chunks, end = n * (c + 1) / chunks; k < end; ++k) {
-          const std::string_view name = st->tensors[k].name;
-          found[k] = find(name, std::hash<std::string_view>{}(name));
+          found[k] = find(st->tensors[k].name, st->tensors[k].hash);
         }
       });
       for (uint32_t i : found)
@@ -708,8 +693,8 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
         if (m.tied) {
           // A checkpoint that stores the tied head anyway (some exporters do)
           // holds its own weight: then it is an ordinary, stored Linear.
-          const std::string own = m.name + ".weight";
-          const uint32_t j = find(own, std::hash<std::string_view>{}(own));
+          const std::string own = std::string(m.name) + ".weight";
+          const uint32_t j = find(own, name_hash(own));
           if (j != UINT32_MAX) {
             explained[j] = 1;
             const LinearTensor& t = w.tensors[j];

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <ranges>
 #include <functional>
 #include <map>
 #include <set>
@@ -236,41 +238,47 @@ struct Ctx {
   uint64_t max_tensors = 0;
   ModelStructure* out = nullptr;
   std::map<std::string, Part> part_of_shape;  // for classify
+  std::string scratch;                        // joined()'s buffer
 };
 
-void add_tensor_dims(Ctx& c, std::string name, const int64_t* dims, size_t ndim, Part part, const std::string& role);
-void add_tensor(Ctx& c, std::string name, std::initializer_list<int64_t> shape, Part part, const std::string& role) {
-  add_tensor_dims(c, std::move(name), shape.begin(), shape.size(), part, role);
-}
-void add_tensor(Ctx& c, std::string name, const std::vector<int64_t>& shape, Part part, const std::string& role) {
-  add_tensor_dims(c, std::move(name), shape.data(), shape.size(), part, role);
-}
-void add_tensor_dims(Ctx& c, std::string name, const int64_t* dims, size_t ndim, Part part, const std::string& role) {
-  const std::pair<const int64_t*, const int64_t*> shape{dims, dims + ndim};
+void add_tensor_dims(Ctx& c, std::string_view name, const int64_t* dims, size_t ndim, Part part, std::string_view role) {
   if (++c.count > c.max_tensors)
     throw InputError(c.file, "the model would hold more than " + std::to_string(c.max_tensors) +
                                  " tensors: its layer and expert counts are beyond any real model");
   if (c.count_only) return;
+  if (ndim > TensorShape::kMax) throw InputError(c.file, "tensor " + std::string(name) + " would have more than 6 dimensions");
   StructTensor t;
-  t.name = std::move(name);
   t.numel = 1;
-  if (ndim > TensorShape::kMax) throw InputError(c.file, "tensor " + t.name + " would have more than 6 dimensions");
-  for (const int64_t* it = shape.first; it != shape.second; ++it) {
-    const int64_t d = *it;
-    if (d < 0) throw InputError(c.file, "tensor " + t.name + " would have a negative dimension: check the sizes in config.json");
+  for (size_t i = 0; i < ndim; ++i) {
+    const int64_t d = dims[i];
+    if (d < 0) throw InputError(c.file, "tensor " + std::string(name) + " would have a negative dimension: check the sizes in config.json");
     t.shape.push_back(static_cast<uint64_t>(d));
     t.numel *= static_cast<uint64_t>(d);
   }
+  t.name = c.out->names.add(name);
+  t.hash = name_hash(t.name);
   t.part = part;
   t.role = role;
   c.out->params_by_part[static_cast<int>(part)] += t.numel;
   c.out->total_params += t.numel;
-  c.out->tensors.push_back(std::move(t));
+  c.out->tensors.push_back(t);
+}
+void add_tensor(Ctx& c, std::string_view name, std::initializer_list<int64_t> shape, Part part, std::string_view role) {
+  add_tensor_dims(c, name, shape.begin(), shape.size(), part, role);
+}
+void add_tensor(Ctx& c, std::string_view name, const std::vector<int64_t>& shape, Part part, std::string_view role) {
+  add_tensor_dims(c, name, shape.data(), shape.size(), part, role);
+}
+// `base` + `suffix` without a new string each time (the scratch is reused).
+std::string_view joined(Ctx& c, std::string_view base, std::string_view suffix) {
+  c.scratch.assign(base);
+  c.scratch += suffix;
+  return c.scratch;
 }
 
 // `classify_too`: record the module's shape name for classify(); the experts
 // of one item share it, so only the first of them needs to (45,000 modules).
-void add_module(Ctx& c, std::string name, int64_t out, int64_t in, const std::string& role, Part part, size_t source,
+void add_module(Ctx& c, std::string_view name, int64_t out, int64_t in, std::string_view role, Part part, size_t source,
                 bool classify_too = true) {
   if (c.count_only) {
     ++c.modules;
@@ -280,22 +288,53 @@ void add_module(Ctx& c, std::string name, int64_t out, int64_t in, const std::st
     std::string sn = shape_name(name);
     if (!c.out->role_by_shape_name.count(sn)) {
       c.out->part_by_shape_name.emplace(sn, part);
-      c.out->role_by_shape_name.emplace(std::move(sn), role);
+      c.out->role_by_shape_name.emplace(std::move(sn), std::string(role));
     }
   }
-  c.out->modules.push_back({std::move(name), static_cast<uint64_t>(std::max<int64_t>(out, 0)),
+  c.out->modules.push_back({c.out->names.add(name), static_cast<uint64_t>(std::max<int64_t>(out, 0)),
                             static_cast<uint64_t>(std::max<int64_t>(in, 0)), role, part, static_cast<uint32_t>(source), false});
 }
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-  return s;
-}
+// A name pattern split at its "{e}" placeholders, so each expert's name is
+// written into a reused buffer (256 experts x 61 layers: no allocation each).
+class ExpertNames {
+ public:
+  explicit ExpertNames(std::string_view pattern) {
+    for (size_t at = pattern.find("{e}"); at != std::string_view::npos; at = pattern.find("{e}")) {
+      pieces_.push_back(pattern.substr(0, at));
+      pattern.remove_prefix(at + 3);
+    }
+    pieces_.push_back(pattern);
+  }
+  // The name of expert `e`, valid until the next call.
+  std::string_view operator()(int64_t e) {
+    char num[24];
+    const auto end = std::to_chars(num, num + sizeof num, e).ptr;
+    out_.assign(pieces_[0]);
+    for (size_t i = 1; i < pieces_.size(); ++i) {
+      out_.append(num, end);
+      out_ += pieces_[i];
+    }
+    return out_;
+  }
+
+ private:
+  std::vector<std::string_view> pieces_;
+  std::string out_;
+};
 
 bool has_any(const std::set<std::string>& tags, const Json& want) {
   for (const auto& w : want)
     if (tags.count(w.get<std::string>())) return true;
   return false;
+}
+
+// The role's one stored copy (a handful of distinct roles for 92,000 tensors).
+std::string_view intern_role(Ctx& c, const std::string& role) {
+  if (role.empty() || c.count_only) return {};
+  for (const auto& r : c.out->roles)
+    if (r == role) return r;
+  return c.out->roles.emplace_back(role);
 }
 
 // Expands one catalog item (and fragments it uses) at `prefix` for one layer.
@@ -304,22 +343,27 @@ void expand(Ctx& c, const Json& item, const std::string& prefix, const std::set<
   if (item.contains("tags") && !has_any(tags, item["tags"])) return;
   if (item.contains("not_tags") && has_any(tags, item["not_tags"])) return;
   if (item.contains("when") && eval_json(item["when"], c.vars, c.file) == 0) return;
-  std::string role = item.value("role", inherited_role);
+  std::string role_text = item.value("role", inherited_role);
+  const std::string_view role = intern_role(c, role_text);
   Part p = item.contains("part") ? part_of(item["part"].get<std::string>()) : part;
   std::string local_prefix = prefix + item.value("prefix", std::string());
   if (item.contains("use")) {
     const Json& frag = c.catalog["fragments"][item["use"].get<std::string>()];
     std::string sub = local_prefix.empty() || local_prefix.back() == '.' ? local_prefix : local_prefix + ".";
-    for (const auto& x : frag) expand(c, x, sub, tags, p, role);
+    for (const auto& x : frag) expand(c, x, sub, tags, p, role_text);
     return;
   }
   int64_t repeat = item.contains("repeat") ? eval_json(item["repeat"], c.vars, c.file) : -1;
-  auto names = [&](const std::string& n) {
-    std::vector<std::string> v;
-    if (repeat < 0) v.push_back(local_prefix + n);
-    else
-      for (int64_t e = 0; e < repeat; ++e) v.push_back(replace_all(local_prefix + n, "{e}", std::to_string(e)));
-    return v;
+  // Calls `f` with each name the item makes (one, or one per expert); the view
+  // is valid during the call only.
+  auto for_names = [&](const std::string& n, auto&& f) {
+    const std::string pattern = local_prefix + n;
+    if (repeat < 0) {
+      f(std::string_view(pattern));
+      return;
+    }
+    ExpertNames name(pattern);
+    for (int64_t e = 0; e < repeat; ++e) f(name(e));
   };
   bool bias = item.contains("bias") && eval_json(item["bias"], c.vars, c.file) != 0;
   if (c.count_only && repeat > 0) {  // counting pass: no names, just the bound
@@ -361,37 +405,41 @@ void expand(Ctx& c, const Json& item, const std::string& prefix, const std::set<
       return;
     }
     bool first = true;
-    for (auto& n : names(item["linear"].get<std::string>())) {
+    for_names(item["linear"].get<std::string>(), [&](std::string_view n) {
       const size_t source = c.out ? c.out->tensors.size() : 0;
-      add_tensor(c, n + ".weight", {out, in}, p, role);
-      if (bias) add_tensor(c, n + ".bias", {out}, p, role);
-      add_module(c, std::move(n), out, in, role, p, source, first);
+      add_tensor(c, joined(c, n, ".weight"), {out, in}, p, role);
+      if (bias) add_tensor(c, joined(c, n, ".bias"), {out}, p, role);
+      add_module(c, n, out, in, role, p, source, first);
       first = false;
-    }
+    });
   } else if (item.contains("norm")) {
     int64_t dim = eval_json(item["dim"], c.vars, c.file);
-    for (auto& n : names(item["norm"].get<std::string>())) {
-      add_tensor(c, n + ".weight", {dim}, p, "");
-      if (bias) add_tensor(c, n + ".bias", {dim}, p, "");
-    }
+    for_names(item["norm"].get<std::string>(), [&](std::string_view n) {
+      add_tensor(c, joined(c, n, ".weight"), {dim}, p, {});
+      if (bias) add_tensor(c, joined(c, n, ".bias"), {dim}, p, {});
+    });
   } else if (item.contains("embedding")) {
     int64_t rows = eval_json(item["rows"], c.vars, c.file), dim = eval_json(item["dim"], c.vars, c.file);
-    for (auto& n : names(item["embedding"].get<std::string>())) add_tensor(c, n + ".weight", {rows, dim}, p, "");
+    for_names(item["embedding"].get<std::string>(), [&](std::string_view n) { add_tensor(c, joined(c, n, ".weight"), {rows, dim}, p, {}); });
   } else if (item.contains("tensor")) {
     std::vector<int64_t> shape;
     for (const auto& d : item["shape"]) shape.push_back(eval_json(d, c.vars, c.file));
-    auto tensor_names = names(item["tensor"].get<std::string>());
     const size_t source = c.out ? c.out->tensors.size() : 0;
-    for (auto& n : tensor_names) add_tensor(c, n, shape, p, role);
-    if (item.contains("modules") && !tensor_names.empty()) {
+    bool any = false;
+    for_names(item["tensor"].get<std::string>(), [&](std::string_view n) {
+      add_tensor(c, n, shape, p, role);
+      any = true;
+    });
+    if (item.contains("modules") && any) {
       if (!c.count_only) c.out->fused_experts = c.out->fused_experts || role == "expert";
       for (const auto& m : item["modules"]) {
         int64_t out = eval_json(m["out"], c.vars, c.file), in = eval_json(m["in"], c.vars, c.file);
         int64_t r = m.contains("repeat") ? eval_json(m["repeat"], c.vars, c.file) : -1;
         std::string base = local_prefix + m["linear"].get<std::string>();
-        if (r < 0) add_module(c, base, out, in, m.value("role", role), p, source);
+        const std::string_view module_role = m.contains("role") ? intern_role(c, m["role"].get<std::string>()) : role;
+        if (r < 0) add_module(c, base, out, in, module_role, p, source);
         else
-          for (int64_t e = 0; e < r; ++e) add_module(c, replace_all(base, "{e}", std::to_string(e)), out, in, m.value("role", role), p, source, e == 0);
+          for (ExpertNames name(base); int64_t e : std::views::iota(int64_t{0}, r)) add_module(c, name(e), out, in, module_role, p, source, e == 0);
       }
     }
   } else {

@@ -78,7 +78,7 @@ TEST(ModelStructure, NamesEqualTheRealSafetensorsIndexes) {
       if (n.size() > 7 && n.compare(n.size() - 7, 7, "_blocks") == 0) n.resize(n.size() - 7);
       want.insert(s.loaded_name(n));
     }
-    for (const auto& t : s.tensors) got.insert(t.name);
+    for (const auto& t : s.tensors) got.insert(std::string(t.name));
     std::vector<std::string> missing, extra;
     std::set_difference(want.begin(), want.end(), got.begin(), got.end(), std::back_inserter(missing));
     std::set_difference(got.begin(), got.end(), want.begin(), want.end(), std::back_inserter(extra));
@@ -322,7 +322,7 @@ TEST(ModelStructure, TiedLmHeadIsALinearInEveryFamilyButStoredOnce) {
     // Stored once: the tied structure has no lm_head weight tensor (unless the
     // family stores it anyway, as Falcon does) and fewer parameters by V x H.
     bool stored = false;
-    for (const auto& t : tied.tensors) stored = stored || t.name == th[0]->name + ".weight";
+    for (const auto& t : tied.tensors) stored = stored || t.name == std::string(th[0]->name) + ".weight";
     if (!stored) {
       EXPECT_TRUE(th[0]->tied) << dir;
       EXPECT_EQ(untied.total_params - tied.total_params, th[0]->out * th[0]->in) << dir;
