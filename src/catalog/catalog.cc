@@ -50,50 +50,56 @@ const Catalog& Catalog::load(const std::string& dir) {
   if (!slot) {
     if (!dir.empty() && !fs::is_directory(dir)) throw InputError(dir, "catalog directory does not exist");
     auto c = std::make_unique<Catalog>();
-    c->onnx_ = load_part(dir, "onnx.json");
-    c->torch_ = load_part(dir, "torch.json");
-    c->hardware_ = load_part(dir, "hardware.json");
-    c->architectures_ = load_part(dir, "architectures.json");
+    c->dir_ = dir;
+    // A user's catalog is checked whole, now: its errors name the file before
+    // any work starts. The embedded one was checked when it was built.
+    if (!dir.empty())
+      for (Part* p : {&c->onnx_, &c->torch_, &c->hardware_, &c->architectures_}) c->get(*p);
     slot = std::move(c);
   }
   return *slot;
 }
 
+const Json& Catalog::get(Part& p) const {
+  std::call_once(p.once, [&] { p.value = load_part(dir_, p.file); });
+  return p.value;
+}
+
 std::string Catalog::version_stamp() const {
-  return onnx_.value("quark_version", std::string("?"));
+  return onnx().value("quark_version", std::string("?"));
 }
 
 const Json* Catalog::onnx_preset(const std::string& name) const {
-  for (const auto& p : onnx_["presets"])
+  for (const auto& p : onnx()["presets"])
     if (p["name"] == name) return &p;
   return nullptr;
 }
 
 std::string Catalog::canonical_preset(const std::string& name) const {
   std::string u = upper(name);
-  const auto& aliases = onnx_["preset_aliases"];
+  const auto& aliases = onnx()["preset_aliases"];
   if (aliases.contains(u)) return aliases[u].get<std::string>();
   if (onnx_preset(u)) return u;
   return name;
 }
 
 const Json* Catalog::onnx_target(const std::string& name) const {
-  for (const auto& t : onnx_["deployment_targets"])
+  for (const auto& t : onnx()["deployment_targets"])
     if (t["name"] == name) return &t;
   return nullptr;
 }
 
 const Json* Catalog::onnx_calibration(const std::string& name) const {
-  for (const auto& m : onnx_["calibration_methods"])
+  for (const auto& m : onnx()["calibration_methods"])
     if (m["name"] == name) return &m;
   return nullptr;
 }
 
 std::string Catalog::canonical_calibration(const std::string& name) const {
   if (onnx_calibration(name)) return name;
-  const auto& aliases = onnx_["calibration_aliases"];
+  const auto& aliases = onnx()["calibration_aliases"];
   if (aliases.contains(name)) return aliases[name].get<std::string>();
-  for (const auto& m : onnx_["calibration_methods"]) {
+  for (const auto& m : onnx()["calibration_methods"]) {
     std::string n = m["name"];
     if (upper(n) == upper(name)) return n;
   }
@@ -101,20 +107,20 @@ std::string Catalog::canonical_calibration(const std::string& name) const {
 }
 
 const Json* Catalog::onnx_algorithm(const std::string& name) const {
-  for (const auto& a : onnx_["algorithms"])
+  for (const auto& a : onnx()["algorithms"])
     if (upper(a["name"].get<std::string>()) == upper(name)) return &a;
   return nullptr;
 }
 
 std::vector<std::string> Catalog::onnx_preset_names() const {
   std::vector<std::string> out;
-  for (const auto& p : onnx_["presets"]) out.push_back(p["name"]);
+  for (const auto& p : onnx()["presets"]) out.push_back(p["name"]);
   return out;
 }
 
 std::vector<std::string> Catalog::onnx_preset_candidates(const std::string& target,
                                                          const std::string& architecture) const {
-  for (const auto& row : onnx_["preset_candidates"]) {
+  for (const auto& row : onnx()["preset_candidates"]) {
     if (row["target"] != target) continue;
     if (row["architecture"] != "*" && row["architecture"] != architecture) continue;
     return row["presets"].get<std::vector<std::string>>();
@@ -130,33 +136,33 @@ bool Catalog::preset_allowed_on(const Json& preset, const std::string& target) c
 }
 
 const Json* Catalog::torch_scheme(const std::string& name) const {
-  if (!torch_.contains("schemes")) return nullptr;
+  if (!torch().contains("schemes")) return nullptr;
   std::string target = name;
-  if (torch_.contains("scheme_aliases") && torch_["scheme_aliases"].contains(name))
-    target = torch_["scheme_aliases"][name].get<std::string>();
-  for (const auto& s : torch_["schemes"])
+  if (torch().contains("scheme_aliases") && torch()["scheme_aliases"].contains(name))
+    target = torch()["scheme_aliases"][name].get<std::string>();
+  for (const auto& s : torch()["schemes"])
     if (s["name"] == target) return &s;
   return nullptr;
 }
 
 const Json* Catalog::torch_template(const std::string& model_type) const {
-  if (!torch_.contains("templates")) return nullptr;
-  for (const auto& t : torch_["templates"])
+  if (!torch().contains("templates")) return nullptr;
+  for (const auto& t : torch()["templates"])
     if (t["model_type"] == model_type) return &t;
   return nullptr;
 }
 
 const Json* Catalog::torch_algorithm(const std::string& name) const {
-  if (!torch_.contains("algorithms")) return nullptr;
-  for (const auto& a : torch_["algorithms"])
+  if (!torch().contains("algorithms")) return nullptr;
+  for (const auto& a : torch()["algorithms"])
     if (a["name"] == name) return &a;
   return nullptr;
 }
 
 const Json* Catalog::accelerator(const std::string& name) const {
-  if (!hardware_.contains("accelerators")) return nullptr;
+  if (!hardware().contains("accelerators")) return nullptr;
   std::string u = upper(name);
-  for (const auto& a : hardware_["accelerators"]) {
+  for (const auto& a : hardware()["accelerators"]) {
     if (upper(a["name"].get<std::string>()) == u) return &a;
     if (a.contains("aliases"))
       for (const auto& al : a["aliases"])

@@ -3,6 +3,7 @@
 // (catalog/*.json, embedded at build time, overridable with --catalog DIR) and
 // validated against schemas/catalog_*.schema.json when loaded.
 #pragma once
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,11 +18,13 @@ class Catalog {
   // replaces the embedded one of the same name). Throws InputError.
   static const Catalog& load(const std::string& dir = "");
 
-  const Json& onnx() const { return onnx_; }
-  const Json& torch() const { return torch_; }
-  const Json& hardware() const { return hardware_; }
+  // Each part is parsed on first use, once, from any thread: a Hugging Face
+  // intake never needs onnx.json (100 KB), an ONNX one never architectures.json.
+  const Json& onnx() const { return get(onnx_); }
+  const Json& torch() const { return get(torch_); }
+  const Json& hardware() const { return get(hardware_); }
   // Model structures per architecture family (catalog/architectures.json).
-  const Json& architectures() const { return architectures_; }
+  const Json& architectures() const { return get(architectures_); }
 
   // ONNX helpers.
   const Json* onnx_preset(const std::string& name) const;  // exact name, or nullptr
@@ -45,7 +48,15 @@ class Catalog {
   std::string version_stamp() const;
 
  private:
-  Json onnx_, torch_, hardware_, architectures_;
+  struct Part {
+    explicit Part(const char* f) : file(f) {}
+    const char* file;
+    std::once_flag once;
+    Json value;
+  };
+  const Json& get(Part& p) const;
+  std::string dir_;
+  mutable Part onnx_{"onnx.json"}, torch_{"torch.json"}, hardware_{"hardware.json"}, architectures_{"architectures.json"};
 };
 
 // Validates `doc` against the embedded schema `schema_path` (e.g.

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <cerrno>
 #include <cstring>
 #include <atomic>
@@ -48,9 +49,38 @@ bool contains(const Json& arr, const std::string& v) {
 
 // Weights as found on disk. The tensor names are views into the index text
 // and the shard headers this object keeps (it is filled in place, never moved).
+// Every tensor found, in shard order. Storage is allocated once, unconstructed,
+// and each shard's records are written into their own range by the worker that
+// read the header: DeepSeek-V3's 92,000 records are neither copied nor faulted
+// in on the main thread. (LinearTensor is trivially destructible.)
+class TensorTable {
+ public:
+  static_assert(std::is_trivially_destructible_v<LinearTensor> && std::is_trivially_copyable_v<LinearTensor>);
+  void allocate(size_t n) {
+    data_.reset(n ? static_cast<LinearTensor*>(::operator new(n * sizeof(LinearTensor))) : nullptr);
+    capacity_ = n;
+    size_ = 0;
+  }
+  LinearTensor* at(size_t i) { return data_.get() + i; }  // storage, for writers
+  void set_size(size_t n) { size_ = std::min(n, capacity_); }
+  void append(const LinearTensor& t) { ::new (static_cast<void*>(data_.get() + size_++)) LinearTensor(t); }  // within capacity
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const LinearTensor& operator[](size_t i) const { return data_.get()[i]; }
+  const LinearTensor* begin() const { return data_.get(); }
+  const LinearTensor* end() const { return data_.get() + size_; }
+
+ private:
+  struct Free {
+    void operator()(LinearTensor* p) const { ::operator delete(p); }
+  };
+  std::unique_ptr<LinearTensor, Free> data_;
+  size_t capacity_ = 0, size_ = 0;
+};
+
 struct WeightFacts {
   std::string source = "none";  // safetensors | index | bin | none
-  std::vector<LinearTensor> tensors;  // every tensor found (headers, or names only from the index)
+  TensorTable tensors;  // every tensor found (headers, or names only from the index)
   std::deque<NameStore> made_names;   // names that had to be made (renamed, expanded)
   std::map<std::string, uint64_t> params_by_dtype;  // exact, from headers
   uint64_t total_params = 0, total_bytes = 0;
@@ -103,11 +133,22 @@ bool ends_with(std::string_view s, std::string_view suf) {
 // Parameters a stored tensor holds: quantization scales are not parameters
 // (FP8 weight_scale_inv / weight_scale / input_scale, MXFP4 *_scales), and an
 // MXFP4 *_blocks byte packs two 4-bit weights.
+bool is_quant_scale(std::string_view name) {
+  // Most names end in ".weight" or ".bias": the last byte rules them out
+  // before any comparison (92,000 names, 7 suffixes).
+  switch (name.empty() ? '\0' : name.back()) {
+    case 's': return ends_with(name, "_scales");
+    case 'v': return ends_with(name, ".weight_scale_inv");
+    case '2': return ends_with(name, ".weight_scale_2");
+    case 'e':
+      return ends_with(name, "_scale") &&
+             (ends_with(name, ".weight_scale") || ends_with(name, ".input_scale") || ends_with(name, ".k_scale") || ends_with(name, ".v_scale"));
+    default: return false;
+  }
+}
 uint64_t logical_params(std::string_view name, std::string_view dtype, uint64_t numel) {
-  if (ends_with(name, "_scales") || ends_with(name, ".weight_scale_inv") || ends_with(name, ".weight_scale") ||
-      ends_with(name, ".input_scale") || ends_with(name, ".weight_scale_2") || ends_with(name, ".k_scale") || ends_with(name, ".v_scale"))
-    return 0;
-  if (ends_with(name, "_blocks") && (dtype == "U8" || dtype == "I8")) return numel * 2;
+  if (is_quant_scale(name)) return 0;
+  if (name.size() > 7 && name.back() == 's' && ends_with(name, "_blocks") && (dtype == "U8" || dtype == "I8")) return numel * 2;
   return numel;
 }
 
@@ -120,7 +161,11 @@ struct ShardScan {
   bool missing = false;
   uint64_t not_in_header = 0, not_in_index = 0;
   std::string first_mismatch;
-  // What the shard contributes, computed on the worker too.
+  // What the shard contributes, computed on the worker too: its records go to
+  // `out` (its range of the table, sized by the index) when the header holds
+  // as many tensors as the index lists, else to `tensors`.
+  LinearTensor* out = nullptr;
+  bool in_place = false;
   std::vector<LinearTensor> tensors;
   std::vector<std::pair<std::string_view, uint64_t>> params_by_dtype;
   uint64_t params = 0, bytes = 0;
@@ -161,7 +206,9 @@ void compare_with_index(ShardScan& r, const safetensors::HeaderView& h) {
 
 // The parameter counts and tensor records of one parsed shard.
 void summarize_shard(ShardScan& r, const safetensors::HeaderView& h) {
-  r.tensors.reserve(h.tensors.size());
+  r.in_place = r.out && h.tensors.size() == r.listed_count;
+  if (!r.in_place) r.tensors.reserve(h.tensors.size());
+  size_t k = 0;
   for (const auto& t : h.tensors) {
     uint64_t n = logical_params(t.name, t.dtype, t.numel);
     auto it = std::find_if(r.params_by_dtype.begin(), r.params_by_dtype.end(), [&](const auto& d) { return d.first == t.dtype; });
@@ -174,7 +221,8 @@ void summarize_shard(ShardScan& r, const safetensors::HeaderView& h) {
     lt.ndim = t.ndim;
     for (uint32_t d = 0; d < t.ndim && d < 3; ++d) lt.dims[d] = h.dims[t.dims_at + d];
     lt.shape_known = true;
-    r.tensors.push_back(lt);
+    if (r.in_place) ::new (static_cast<void*>(r.out + k++)) LinearTensor(lt);
+    else r.tensors.push_back(lt);
   }
 }
 
@@ -213,12 +261,11 @@ void add_shard(WeightFacts& w, ShardScan& r) {
   w.total_bytes += r.bytes;
   for (auto& [d, n] : r.params_by_dtype)
     if (n) w.params_by_dtype[safetensors::dtype_display(d)] += n;
-  w.tensors.insert(w.tensors.end(), r.tensors.begin(), r.tensors.end());
 }
 
 // Names the index lists for a shard that is not here: shapes unknown.
-void add_listed(WeightFacts& w, const ShardScan& r) {
-  for (size_t i = 0; i < r.listed_count; ++i) w.tensors.push_back({r.listed[i], 0, {0, 0, 0}, false});
+void write_listed(LinearTensor* out, const ShardScan& r) {
+  for (size_t i = 0; i < r.listed_count; ++i) ::new (static_cast<void*>(out + i)) LinearTensor{r.listed[i], 0, {0, 0, 0}, false};
 }
 
 void scan_weights(const fs::path& dir, Json& risks, std::vector<std::string>& partial, WeightFacts& w) {
@@ -258,22 +305,44 @@ void scan_weights(const fs::path& dir, Json& risks, std::vector<std::string>& pa
     std::vector<ShardScan> scans(n);
     w.headers.resize(n);
     w.maps.resize(n);
+    w.tensors.allocate(entries.size());
+    size_t offset = 0;
     for (size_t slot = 0; slot < n; ++slot) {
       uint32_t id = order[slot];
       scans[slot].name = std::string(shard_names[id]);
       scans[slot].listed = by_shard.data() + first[id];
       scans[slot].listed_count = first[id + 1] - first[id];
+      scans[slot].out = w.tensors.at(offset);
+      offset += scans[slot].listed_count;
     }
     parallel_for(n, [&](size_t slot) { scan_shard(dir, scans[slot], w, slot, true); });
 
-    size_t present = 0, total = 0;
-    for (const auto& r : scans) total += r.tensors.size() + r.listed_count;
-    w.tensors.reserve(total);
+    // Each shard's range holds its records (or, missing, its listed names) —
+    // unless a header disagrees with the index on the count: then the table
+    // is laid out again.
+    bool in_place = true;
+    for (auto& r : scans) {
+      if (r.missing) write_listed(r.out, r);
+      in_place = in_place && (r.missing || r.in_place);
+    }
+    if (in_place) {
+      w.tensors.set_size(entries.size());
+    } else {
+      TensorTable old = std::move(w.tensors);
+      size_t total = 0;
+      for (const auto& r : scans) total += r.missing || r.in_place ? r.listed_count : r.tensors.size();
+      w.tensors.allocate(total);
+      for (const auto& r : scans)
+        if (r.missing || r.in_place)
+          for (size_t i = 0; i < r.listed_count; ++i) w.tensors.append(r.out[i]);
+        else
+          for (const auto& t : r.tensors) w.tensors.append(t);
+    }
+    size_t present = 0;
     for (size_t slot = 0; slot < n; ++slot) {
       ShardScan& r = scans[slot];
       if (r.missing) {
         w.missing_shards.push_back(r.name);
-        add_listed(w, r);
         continue;
       }
       ++present;
@@ -328,11 +397,12 @@ void scan_weights(const fs::path& dir, Json& risks, std::vector<std::string>& pa
     parallel_for(shards.size(), [&](size_t i) { scan_shard(dir, scans[i], w, i, false); });
     size_t total = 0;
     for (const auto& r : scans) total += r.tensors.size();
-    w.tensors.reserve(total);
+    w.tensors.allocate(total);
     for (size_t i = 0; i < shards.size(); ++i) {
       w.files.push_back(scans[i].name);
       w.shard_paths.push_back(scans[i].path);
       add_shard(w, scans[i]);
+      for (const auto& t : scans[i].tensors) w.tensors.append(t);
     }
     return;
   }
@@ -508,25 +578,36 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   // The model's structure from config.json and its family's description: one
   // source for parameters, module names and roles, and the KV cache. Bad
   // values in config.json are input errors here, before anything is sized.
-  const Json* family = architecture_family(cat.architectures(), cfg);
-  bool family_guessed = family == nullptr;
-  if (!family)
-    for (const auto& f : cat.architectures()["families"])
-      if (f["family"] == "llama") family = &f;
-  // Built on its own thread while the shard headers are read (it needs only
-  // config.json and the catalog: ~40 ms of DeepSeek-V3's 45,000 modules).
+  // The family is looked up (architectures.json parsed) and the structure
+  // built on its own thread while the shard headers are read: it needs only
+  // config.json and the catalog (~20 ms of DeepSeek-V3's 45,000 modules).
+  auto find_family = [&cat, &cfg](bool& guessed) {
+    const Json* family = architecture_family(cat.architectures(), cfg);
+    guessed = family == nullptr;
+    if (!family)
+      for (const auto& f : cat.architectures()["families"])
+        if (f["family"] == "llama") family = &f;
+    return family;
+  };
+  bool family_guessed = false;
   std::future<ModelStructure> structure_job;
   const bool have_structure = cfg.num_hidden_layers && cfg.hidden_size;
-  if (!have_structure) partial.push_back("config.json lacks the layer count or hidden size");
-  else
-    structure_job = std::async(std::launch::async, [&cfg, family, &cat, file = cfg_path.string()] {
+  if (!have_structure) {
+    partial.push_back("config.json lacks the layer count or hidden size");
+    find_family(family_guessed);
+  } else {
+    structure_job = std::async(std::launch::async, [&cfg, &cat, &family_guessed, find_family, file = cfg_path.string()] {
+      const Json* family = find_family(family_guessed);
       return build_structure(cfg, *family, cat.architectures(), file);
     });
-  if (have_structure && family_guessed)
-    risks.push_back(make_risk("torch.intake.structure_guessed", "medium",
-                              "quarkplan has no structure description for model type '" + cfg.model_type +
-                                  "': parameter counts and module names follow the Llama layout and may be wrong.",
-                              "Trust the counts only when the safetensors shards are present (they are then read from the headers)."));
+  }
+  // The first risk, once the structure is built (see below).
+  auto guessed_risk = [&] {
+    return make_risk("torch.intake.structure_guessed", "medium",
+                     "quarkplan has no structure description for model type '" + cfg.model_type +
+                         "': parameter counts and module names follow the Llama layout and may be wrong.",
+                     "Trust the counts only when the safetensors shards are present (they are then read from the headers).");
+  };
   const std::string& mt = cfg.model_type;
 
   // Template support (rule 32). Without a template, the hint's exclude list
@@ -579,7 +660,13 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
     throw;
   }
   std::optional<ModelStructure> st;
-  if (structure_job.valid()) st = structure_job.get();
+  if (structure_job.valid()) {
+    st = structure_job.get();
+    if (family_guessed) {
+      risks.insert(risks.begin(), guessed_risk());
+      if (no_template_risk != SIZE_MAX) ++no_template_risk;
+    }
+  }
   if (st && no_template_risk < risks.size()) {
     std::set<std::string> routers;  // "*mlp.gate": what follows the layer index
     for (const auto& m : st->modules)
@@ -714,8 +801,10 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
       }
     }
     std::vector<LinearTensor> rest;
+    // Quantization scales (FP8 weight_scale_inv: 45,000 of them in DeepSeek-V3)
+    // are never Linear weights: not worth a copy.
     for (size_t i = 0; i < w.tensors.size(); ++i)
-      if (!explained[i]) {
+      if (!explained[i] && !is_quant_scale(loaded[i])) {
         LinearTensor r = w.tensors[i];
         r.name = loaded[i];
         rest.push_back(r);

@@ -63,14 +63,31 @@ void emit(std::vector<std::string> parts, const std::vector<size_t>& slots, std:
   bool contiguous = true;
   std::vector<std::pair<uint32_t, uint32_t>> ranges;
   std::vector<uint32_t> vals;
+  std::vector<char> seen;
   for (size_t i = from; i < k; ++i) {
-    vals.clear();
-    for (Row t : rows) vals.push_back(t[i]);
-    if (!std::is_sorted(vals.begin(), vals.end())) std::sort(vals.begin(), vals.end());
-    vals.erase(std::unique(vals.begin(), vals.end()), vals.end());
-    uint32_t lo = vals.front(), hi = vals.back();
-    contiguous = contiguous && (hi - lo + 1 == vals.size());
-    product *= vals.size();
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (Row t : rows) {
+      lo = std::min(lo, t[i]);
+      hi = std::max(hi, t[i]);
+    }
+    // Distinct values: marked in a table when the span is small (layer and
+    // expert numbers: 45,000 rows, no sort), else sorted.
+    size_t distinct = 0;
+    if (hi - lo < (1u << 20)) {
+      seen.assign(static_cast<size_t>(hi - lo) + 1, 0);
+      for (Row t : rows) {
+        char& s = seen[t[i] - lo];
+        distinct += !s;
+        s = 1;
+      }
+    } else {
+      vals.clear();
+      for (Row t : rows) vals.push_back(t[i]);
+      std::sort(vals.begin(), vals.end());
+      distinct = static_cast<size_t>(std::unique(vals.begin(), vals.end()) - vals.begin());
+    }
+    contiguous = contiguous && (hi - lo + 1 == distinct);
+    product *= distinct;
     ranges.emplace_back(lo, hi);
   }
   auto less = [k](Row a, Row b) { return std::lexicographical_compare(a, a + k, b, b + k); };
@@ -276,8 +293,19 @@ std::vector<std::string> expand_module_names(const std::vector<std::string>& col
 }
 
 std::vector<SizedName> collapse_sized(const std::vector<SizedView>& names) {
-  std::map<std::tuple<uint64_t, uint64_t, std::string_view>, std::vector<std::string_view>> buckets;
-  for (const auto& n : names) buckets[{n.params, n.in_features, n.role}].push_back(n.name);
+  using Key = std::tuple<uint64_t, uint64_t, std::string_view>;
+  std::map<Key, std::vector<std::string_view>> buckets;
+  // Runs of names share a bucket (a layer's experts): the last one is tried first.
+  std::vector<std::string_view>* last = nullptr;
+  Key last_key;
+  for (const auto& n : names) {
+    Key key{n.params, n.in_features, n.role};
+    if (!last || key != last_key) {
+      last = &buckets[key];
+      last_key = key;
+    }
+    last->push_back(n.name);
+  }
   std::vector<SizedName> out;
   for (auto& [key, list] : buckets)
     for (auto& c : collapse_module_views(list))

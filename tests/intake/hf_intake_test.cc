@@ -401,19 +401,38 @@ TEST(HfSafetensors, ShardsWithIndexAndSparseLargeShards) {
   EXPECT_EQ(a["model"]["weights"]["files"].size(), 4u);
   EXPECT_TRUE(has_rule(a, "torch.intake.tokenizer_missing"));
 
-  // A missing shard: partial, with the reason.
+  // A missing shard: partial, with the reason; its modules still come from
+  // the names the index lists for it.
   fs::rename(d / "model-00002-of-00004.safetensors", d / "moved.bin.tmp");
   Json p = intake(d.path());
   EXPECT_EQ(p["analysis_status"], "partial");
   EXPECT_TRUE(has_rule(p, "torch.intake.missing_shards"));
+  EXPECT_EQ(p["quantization_targets"]["linear_layer_count"], 40 * 7 + 1);
   fs::rename(d / "moved.bin.tmp", d / "model-00002-of-00004.safetensors");
 
-  // An index that names a tensor the shard does not hold.
+  // An index that names a tensor the shard does not hold: the shard's records
+  // are laid out again from its header (not the index's count), and every
+  // other shard keeps its own.
+  Json good_index = index;
   index["weight_map"]["model.layers.99.mlp.up_proj.weight"] = "model-00001-of-00004.safetensors";
   write_file(d / "model.safetensors.index.json", index.dump());
   Json mm = intake(d.path());
   EXPECT_EQ(mm["analysis_status"], "partial");
   EXPECT_TRUE(has_rule(mm, "torch.intake.index_mismatch"));
+  EXPECT_EQ(mm["quantization_targets"]["linear_layer_count"], 40 * 7 + 1);
+  EXPECT_EQ(mm["model"]["total_params"], params);
+
+  // A header with a tensor the index does not list: it is found all the same.
+  write_file(d / "model.safetensors.index.json", good_index.dump());
+  shards[1].push_back({"model.layers.20.mlp.extra_proj.weight", "BF16", {16, 5120}});
+  write_safetensors(d / "model-00002-of-00004.safetensors", shards[1], /*sparse=*/true);
+  Json extra = intake(d.path());
+  EXPECT_TRUE(has_rule(extra, "torch.intake.index_mismatch"));
+  EXPECT_EQ(extra["quantization_targets"]["linear_layer_count"], 40 * 7 + 2);
+  EXPECT_EQ(extra["model"]["total_params"], params + 16 * 5120);
+  bool named = false;
+  for (const auto& n : extra["quantization_targets"]["module_names"]) named = named || n == "model.layers.20.mlp.extra_proj";
+  EXPECT_TRUE(named);
 }
 
 TEST(HfSafetensors, FusedExpertsAreCountedPerExpert) {
