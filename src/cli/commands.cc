@@ -63,6 +63,7 @@ int run_intake_command(const IntakeArgs& args) {
     check_artifact_kind("-o", args.output, "analysis");
     if (!args.intake.session.empty()) check_output_path(args.intake.session);
     IntakeContext ctx = resolve_intake_context(args.intake);
+    ctx.keep_until_exit = true;
     ui::ProgressBar bar(stderr, ui::progress_enabled(stderr, args.json));
     ctx.progress = bar.callback();
     Json analysis = run_intake(args.intake, ctx);

@@ -222,6 +222,7 @@ int run_plan_command(const PlanArgs& a) {
     std::string analysis_text;
     IntakeRequest ir = a.intake;
     IntakeContext ctx = resolve_intake_context(ir);
+    ctx.keep_until_exit = true;  // a one-shot command (see common/keep_until_exit.h)
     req.custom_ops_compile_ok = ctx.custom_ops_compile_ok;
     req.available_providers = ctx.available_providers;
     req.install_status = ctx.install_status;

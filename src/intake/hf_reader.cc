@@ -23,6 +23,7 @@
 #include "catalog/catalog.h"
 #include "common/error.h"
 #include "common/files.h"
+#include "common/keep_until_exit.h"
 #include "common/parallel.h"
 #include "common/string_arena.h"
 #include "common/mapped_file.h"
@@ -67,6 +68,7 @@ class TensorTable {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   const LinearTensor& operator[](size_t i) const { return data_.get()[i]; }
+  LinearTensor& mutable_at(size_t i) { return data_.get()[i]; }
   const LinearTensor* begin() const { return data_.get(); }
   const LinearTensor* end() const { return data_.get() + size_; }
 
@@ -99,6 +101,9 @@ struct WeightFacts {
   WeightFacts() = default;
   WeightFacts(const WeightFacts&) = delete;
   WeightFacts& operator=(const WeightFacts&) = delete;
+  // Moving keeps every view valid: the maps, tables and name stores are heap
+  // objects whose addresses do not change.
+  WeightFacts(WeightFacts&&) = default;
 };
 
 // A shard named by the model must stay inside its folder. Hugging Face's own
@@ -150,6 +155,15 @@ uint64_t logical_params(std::string_view name, std::string_view dtype, uint64_t 
   if (is_quant_scale(name)) return 0;
   if (name.size() > 7 && name.back() == 's' && ends_with(name, "_blocks") && (dtype == "U8" || dtype == "I8")) return numel * 2;
   return numel;
+}
+
+// What matching needs of a tensor's name (see LinearTensor).
+void describe_name(LinearTensor& t) {
+  std::string_view n = t.name;
+  if (n.size() > 7 && n.back() == 's' && ends_with(n, "_blocks")) n.remove_suffix(7);  // MXFP4 packed weights
+  t.loaded_size = static_cast<uint32_t>(n.size());
+  t.hash = name_hash(n);
+  t.quant_scale = is_quant_scale(t.name);
 }
 
 // One shard's header, read on a worker thread, and compared with the names
@@ -221,6 +235,7 @@ void summarize_shard(ShardScan& r, const safetensors::HeaderView& h) {
     lt.ndim = t.ndim;
     for (uint32_t d = 0; d < t.ndim && d < 3; ++d) lt.dims[d] = h.dims[t.dims_at + d];
     lt.shape_known = true;
+    describe_name(lt);
     if (r.in_place) ::new (static_cast<void*>(r.out + k++)) LinearTensor(lt);
     else r.tensors.push_back(lt);
   }
@@ -265,7 +280,12 @@ void add_shard(WeightFacts& w, ShardScan& r) {
 
 // Names the index lists for a shard that is not here: shapes unknown.
 void write_listed(LinearTensor* out, const ShardScan& r) {
-  for (size_t i = 0; i < r.listed_count; ++i) ::new (static_cast<void*>(out + i)) LinearTensor{r.listed[i], 0, {0, 0, 0}, false};
+  for (size_t i = 0; i < r.listed_count; ++i) {
+    LinearTensor t;
+    t.name = r.listed[i];
+    describe_name(t);
+    ::new (static_cast<void*>(out + i)) LinearTensor(t);
+  }
 }
 
 void scan_weights(const fs::path& dir, Json& risks, std::vector<std::string>& partial, WeightFacts& w) {
@@ -496,7 +516,8 @@ std::string index_runs(const std::vector<int64_t>& idx, size_t most = 4) {
 // An edited config (or a pruned or truncated checkpoint) loads with layers
 // initialised at random (missing) or weights dropped (extra): the model Quark
 // calibrates is not the model the user has, and every count here is off.
-void check_layer_count(const ModelStructure& st, const hf::Config& cfg, const std::vector<std::string_view>& loaded, Json& risks,
+// The checkpoint's layers (`tensors`' loaded names) against config.json's count.
+void check_layer_count(const ModelStructure& st, const hf::Config& cfg, const TensorTable& tensors, Json& risks,
                        std::vector<std::string>& partial) {
   std::string prefix;  // "model.layers.": the language model's layer list
   for (const auto& m : st.modules) {
@@ -512,7 +533,8 @@ void check_layer_count(const ModelStructure& st, const hf::Config& cfg, const st
   const int64_t declared = *cfg.num_hidden_layers, limit = declared + st.mtp_layers;
   std::vector<char> seen(static_cast<size_t>(declared), 0);
   std::set<int64_t> extra;
-  for (std::string_view n : loaded) {
+  for (const auto& t : tensors) {
+    const std::string_view n = t.name.substr(0, t.loaded_size);
     if (n.size() <= prefix.size() || n.compare(0, prefix.size(), prefix) != 0) continue;
     int64_t idx = 0;
     size_t p = prefix.size(), digits = 0;
@@ -724,47 +746,50 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   if (!w.tensors.empty()) {
     names_source = w.source == "index" ? "safetensors_index" : "safetensors";
     const bool renames = st && !st->checkpoint_renames.empty();
-    std::vector<std::string_view> loaded;
-    loaded.reserve(w.tensors.size());
-    for (const auto& t : w.tensors) {
-      std::string_view n = t.name;
-      if (renames) {
-        std::string r = st->loaded_name(n);
-        if (r != n) n = made.emplace_back(std::move(r));
+    // Names as transformers loads them: the scan's workers dropped MXFP4's
+    // "_blocks" and hashed the names; the family's renames (two families)
+    // replace a name and its hash here, in place.
+    if (renames)
+      for (size_t i = 0; i < w.tensors.size(); ++i) {
+        LinearTensor& t = w.tensors.mutable_at(i);
+        std::string r = st->loaded_name(t.name);
+        if (r == t.name) continue;
+        std::string_view n = made.emplace_back(std::move(r));
+        if (ends_with(n, "_blocks")) n.remove_suffix(7);
+        t.name = n;
+        t.loaded_size = static_cast<uint32_t>(n.size());
+        t.hash = name_hash(n);
       }
-      if (ends_with(n, "_blocks")) n.remove_suffix(7);  // MXFP4 packed weights
-      loaded.push_back(n);
-    }
-    // Checkpoint names in an open-addressing table (90,000 of them for
-    // DeepSeek-V3): each structure tensor is looked up once. Hashes are
-    // computed on every core and kept, so a probe compares names only when
-    // the hashes agree (the names live in 163 headers: every compare is a
-    // cache miss).
-    std::vector<uint64_t> loaded_hash(loaded.size());
-    {
-      const size_t n = loaded.size(), chunks = std::min<size_t>(n, 64);
-      parallel_for(chunks, [&](size_t c) {
-        for (size_t i = n * c / chunks, end = n * (c + 1) / chunks; i < end; ++i) loaded_hash[i] = name_hash(loaded[i]);
-      });
-    }
+    const size_t count = w.tensors.size();
+    auto loaded = [&w](size_t i) { return w.tensors[i].name.substr(0, w.tensors[i].loaded_size); };
+    // The names in an open-addressing table (90,000 of them for DeepSeek-V3),
+    // each slot tagged with the top of its hash: a probe reads a name (in one
+    // of 163 headers: a cache miss) only when the tags agree.
+    struct Slot {
+      uint32_t index = UINT32_MAX, tag = 0;
+    };
     size_t cap = 16;
-    while (cap < 2 * loaded.size()) cap *= 2;
+    while (cap < 2 * count) cap *= 2;
     const size_t mask = cap - 1;
-    std::vector<uint32_t> slots(cap, UINT32_MAX);
-    for (uint32_t i = 0; i < loaded.size(); ++i)
-      for (size_t h = loaded_hash[i] & mask;; h = (h + 1) & mask)
-        if (slots[h] == UINT32_MAX) {
-          slots[h] = i;
+    std::vector<Slot> slots(cap);
+    for (uint32_t i = 0; i < count; ++i) {
+      const uint64_t hash = w.tensors[i].hash;
+      const uint32_t tag = static_cast<uint32_t>(hash >> 32);
+      for (size_t h = hash & mask;; h = (h + 1) & mask)
+        if (slots[h].index == UINT32_MAX) {
+          slots[h] = {i, tag};
           break;
-        } else if (loaded_hash[slots[h]] == loaded_hash[i] && loaded[slots[h]] == loaded[i]) {
+        } else if (slots[h].tag == tag && loaded(slots[h].index) == loaded(i)) {
           break;
         }
+    }
     auto find = [&](std::string_view name, uint64_t hash) -> uint32_t {
-      for (size_t h = hash & mask; slots[h] != UINT32_MAX; h = (h + 1) & mask)
-        if (loaded_hash[slots[h]] == hash && loaded[slots[h]] == name) return slots[h];
+      const uint32_t tag = static_cast<uint32_t>(hash >> 32);
+      for (size_t h = hash & mask; slots[h].index != UINT32_MAX; h = (h + 1) & mask)
+        if (slots[h].tag == tag && loaded(slots[h].index) == name) return slots[h].index;
       return UINT32_MAX;
     };
-    std::vector<char> explained(loaded.size(), 0);
+    std::vector<char> explained(count, 0);
     if (st) {
       const size_t n = st->tensors.size();
       std::vector<uint32_t> found(n);  // structure tensor -> checkpoint tensor
@@ -796,7 +821,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
         uint32_t i = found[m.source];
         if (i == UINT32_MAX) continue;
         const LinearTensor& t = w.tensors[i];
-        bool two_d = t.shape_known && t.ndim == 2 && ends_with(st->tensors[m.source].name, ".weight");
+        bool two_d = t.shape_known && t.ndim == 2 && m.source_is_weight;
         add_module(m.name, two_d ? t.dims[0] * t.dims[1] : m.out * m.in, two_d ? t.dims[1] : m.in, m.role);
       }
     }
@@ -804,9 +829,9 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
     // Quantization scales (FP8 weight_scale_inv: 45,000 of them in DeepSeek-V3)
     // are never Linear weights: not worth a copy.
     for (size_t i = 0; i < w.tensors.size(); ++i)
-      if (!explained[i] && !is_quant_scale(loaded[i])) {
+      if (!explained[i] && !w.tensors[i].quant_scale) {
         LinearTensor r = w.tensors[i];
-        r.name = loaded[i];
+        r.name = loaded(i);
         rest.push_back(r);
       }
     bool rest_fused = false;
@@ -816,7 +841,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
       add_module(lm.name, lm.params, lm.in_features, role);
     }
     fused_experts = fused_experts || rest_fused;
-    if (st && w.missing_shards.empty()) check_layer_count(*st, cfg, loaded, risks, partial);
+    if (st && w.missing_shards.empty()) check_layer_count(*st, cfg, w.tensors, risks, partial);
   } else if (st) {
     names_source = "config";
     for (const auto& m : st->modules) {
@@ -1026,6 +1051,10 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   a["risks"] = rv;
   if (!weight_stats.is_null()) a["weight_stats"] = weight_stats;
   a["intake"] = {{"tool", "quarkplan"}, {"catalog_quark_version", tc["quark_version"]}, {"config_notes", cfg.sources}};
+  if (ctx.keep_until_exit) {
+    keep_until_exit(std::make_shared<WeightFacts>(std::move(w)));
+    if (st) keep_until_exit(std::make_shared<ModelStructure>(std::move(*st)));
+  }
   return a;
 }
 

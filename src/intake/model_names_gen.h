@@ -20,6 +20,13 @@ struct LinearTensor {
   uint32_t ndim = 0;          // all dimensions, when the shape is known
   uint64_t dims[3] = {0, 0, 0};  // the first three
   bool shape_known = false;
+  // For matching against the model structure, set by the thread that read the
+  // name (it is in cache there): a quantization scale (never a Linear), the
+  // length of the name as transformers loads it (MXFP4 "_blocks" dropped) and
+  // that name's hash (common/string_arena.h).
+  bool quant_scale = false;
+  uint32_t loaded_size = 0;
+  uint64_t hash = 0;
 };
 
 // A Linear module. Its name is a view: into the tensor names it came from, or

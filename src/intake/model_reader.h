@@ -30,6 +30,10 @@ struct IntakeContext {
   // Progress of long steps (the --weight-stats scan), called on the calling thread.
   std::function<void(const std::string& stage, uint64_t done, uint64_t total)> progress;
   const Catalog* catalog = nullptr;
+  // A one-shot command: the reader's large working set (mapped headers, tensor
+  // records, the model structure) is left to the process exit instead of being
+  // freed piece by piece (see common/keep_until_exit.h).
+  bool keep_until_exit = false;
 };
 
 class ModelReader {

@@ -291,8 +291,11 @@ void add_module(Ctx& c, std::string_view name, int64_t out, int64_t in, std::str
       c.out->role_by_shape_name.emplace(std::move(sn), std::string(role));
     }
   }
+  const std::string_view source_name = source < c.out->tensors.size() ? c.out->tensors[source].name : std::string_view();
+  const bool source_is_weight = source_name.size() >= 7 && source_name.substr(source_name.size() - 7) == ".weight";
   c.out->modules.push_back({c.out->names.add(name), static_cast<uint64_t>(std::max<int64_t>(out, 0)),
-                            static_cast<uint64_t>(std::max<int64_t>(in, 0)), role, part, static_cast<uint32_t>(source), false});
+                            static_cast<uint64_t>(std::max<int64_t>(in, 0)), role, part, static_cast<uint32_t>(source), false,
+                            source_is_weight});
 }
 
 // A name pattern split at its "{e}" placeholders, so each expert's name is

@@ -60,6 +60,8 @@ struct StructModule {
   // The weight is another module's (a tied lm_head: `source` is the input
   // embedding): not stored in the checkpoint, not counted in total_params.
   bool tied = false;
+  // `source` is this module's own ".weight" (not a fused expert tensor).
+  bool source_is_weight = false;
 };
 
 // KV cache per token, summed over the decoder's attention layers.

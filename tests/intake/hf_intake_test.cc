@@ -396,6 +396,15 @@ TEST(HfSafetensors, ShardsWithIndexAndSparseLargeShards) {
   EXPECT_EQ(a["analysis_status"], "complete");
   EXPECT_EQ(a["model"]["total_params"], params);
   EXPECT_NEAR(params / 1e9, 14.77, 0.01);  // Qwen3-14B
+  {
+    // The command line leaves the working set to the process exit: the same
+    // analysis (the views were all used before the move).
+    quarkplan::IntakeRequest req;
+    req.model = d.path().string();
+    quarkplan::IntakeContext ctx = quarkplan::resolve_intake_context(req);
+    ctx.keep_until_exit = true;
+    EXPECT_EQ(quarkplan::run_intake(req, ctx), a);
+  }
   EXPECT_EQ(a["model"]["params_method"], "exact from safetensors headers");
   EXPECT_EQ(a["quantization_targets"]["linear_layer_count"], 40 * 7 + 1);
   EXPECT_EQ(a["model"]["weights"]["files"].size(), 4u);
