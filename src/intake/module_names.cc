@@ -129,7 +129,8 @@ namespace {
 struct Groups {
   std::unordered_map<std::string, size_t> index_of;
   std::vector<std::pair<std::string, Group>> list;
-  Group& at(const std::string& key, std::string_view name_for_parts) {
+  // The index in `list` of the key's group (added when new).
+  size_t at(const std::string& key, std::string_view name_for_parts) {
     auto [it, added] = index_of.try_emplace(key, list.size());
     if (added) {
       Group g;
@@ -148,7 +149,7 @@ struct Groups {
       }
       list.emplace_back(key, std::move(g));
     }
-    return list[it->second].second;
+    return it->second;
   }
 };
 
@@ -157,8 +158,12 @@ struct Groups {
 void group_names(const std::string_view* names, size_t count, Groups& out) {
   std::string key;
   uint32_t tuple[64];
-  Group* last = nullptr;
-  std::string last_key;
+  // The groups of the last few names, most recent first: an expert's
+  // gate/up/down projections alternate, so one entry would miss every time.
+  // (Indices, not pointers: `list` grows.)
+  constexpr size_t kRecent = 4;
+  std::pair<std::string, size_t> recent[kRecent];
+  for (auto& r : recent) r.second = SIZE_MAX;
   for (size_t k = 0; k < count; ++k) {
     std::string_view n = names[k];
     key.clear();
@@ -178,11 +183,14 @@ void group_names(const std::string_view* names, size_t count, Groups& out) {
       key += '.';
       seg = c + 1;
     }
-    Group& g = last && key == last_key ? *last : out.at(key, n);
-    if (&g != last) {
-      last = &g;
-      last_key = key;
+    size_t hit = 0;
+    while (hit < kRecent && !(recent[hit].second != SIZE_MAX && recent[hit].first == key)) ++hit;
+    if (hit == kRecent) {  // not recent: look it up, and make room at the front
+      hit = kRecent - 1;
+      recent[hit] = {key, out.at(key, n)};
     }
+    std::rotate(recent, recent + hit, recent + hit + 1);
+    Group& g = out.list[recent[0].second].second;
     g.flat.insert(g.flat.end(), tuple, tuple + slots);
     ++g.count;
   }
@@ -295,16 +303,16 @@ std::vector<std::string> expand_module_names(const std::vector<std::string>& col
 std::vector<SizedName> collapse_sized(const std::vector<SizedView>& names) {
   using Key = std::tuple<uint64_t, uint64_t, std::string_view>;
   std::map<Key, std::vector<std::string_view>> buckets;
-  // Runs of names share a bucket (a layer's experts): the last one is tried first.
-  std::vector<std::string_view>* last = nullptr;
-  Key last_key;
+  // Runs of names share a few buckets (an expert's gate and up projections,
+  // then its down projection): the last two are tried first.
+  std::pair<Key, std::vector<std::string_view>*> recent[2];
   for (const auto& n : names) {
     Key key{n.params, n.in_features, n.role};
-    if (!last || key != last_key) {
-      last = &buckets[key];
-      last_key = key;
+    if (!(recent[0].second && recent[0].first == key)) {
+      if (!(recent[1].second && recent[1].first == key)) recent[1] = {key, &buckets[key]};
+      std::swap(recent[0], recent[1]);
     }
-    last->push_back(n.name);
+    recent[0].second->push_back(n.name);
   }
   std::vector<SizedName> out;
   for (auto& [key, list] : buckets)

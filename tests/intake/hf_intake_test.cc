@@ -1,5 +1,6 @@
 // Hugging Face intake: every corpus config checked against stated facts,
 // generated safetensors checkpoints for exact counts, and hostile inputs.
+#include <map>
 #include <gtest/gtest.h>
 
 #include <fnmatch.h>
@@ -559,6 +560,38 @@ TEST(ModuleNames, CollapseExpandRoundTripAndQuarkMatching) {
   EXPECT_TRUE(quarkplan::quark_pattern_matches("*mlp.gate", "model.layers.3.mlp.gate"));
   EXPECT_FALSE(quarkplan::quark_pattern_matches("*mlp.gate", "model.layers.3.mlp.gate_proj"));
   EXPECT_FALSE(quarkplan::quark_pattern_matches("lm_head", "model.lm_head_extra"));
+}
+
+TEST(ModuleNames, InterleavedGroupsCollapseAsEachGroupAlone) {
+  // An expert's projections alternate (gate, up, down, ...) while new groups
+  // keep appearing (here a one-off module every third expert): each group must
+  // collapse to its own ranges, exactly as when collapsed alone.
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<std::string>> by_kind;
+  int extra = 0;
+  for (int l = 0; l < 5; ++l)
+    for (int e = 0; e < 64; ++e) {
+      const std::string p = "model.layers." + std::to_string(l) + ".mlp.experts." + std::to_string(e) + ".";
+      std::vector<std::string> kinds = {"gate_proj", "up_proj", "down_proj"};
+      if (e % 3 == 0) kinds.push_back("extra_" + std::string(1, static_cast<char>('a' + extra++ % 26)) + std::to_string(extra));
+      if ((l + e) % 5 == 0) kinds.erase(kinds.begin() + 1);  // holes: up_proj is not a full product
+      for (const auto& k : kinds) {
+        names.push_back(p + k);
+        by_kind[k].push_back(p + k);
+      }
+    }
+  std::vector<std::string> expected;
+  for (auto& [k, list] : by_kind)
+    for (auto& c : quarkplan::collapse_module_names(list)) expected.push_back(c);
+  std::vector<std::string> got = quarkplan::collapse_module_names(names);
+  std::sort(expected.begin(), expected.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(std::count(got.begin(), got.end(), "model.layers.{0..4}.mlp.experts.{0..63}.gate_proj"), 1);
+  auto round = quarkplan::expand_module_names(got, 1u << 20);
+  std::sort(round.begin(), round.end());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(round, names);
 }
 
 TEST(ModuleNames, FastMatcherAgreesWithFnmatch) {
