@@ -28,7 +28,7 @@
 #include "common/string_arena.h"
 #include "common/mapped_file.h"
 #include "intake/hf_config.h"
-#include "intake/json_scan.h"
+#include "common/json_scan.h"
 #include "intake/model_names_gen.h"
 #include "common/units.h"
 #include "intake/model_reader.h"

@@ -13,7 +13,7 @@
 
 #include "common/error.h"
 #include "common/mapped_file.h"
-#include "intake/json_scan.h"
+#include "common/json_scan.h"
 
 namespace quarkplan::safetensors {
 

@@ -50,6 +50,11 @@ TEST(ArtifactKind, NamesEachArtifactFromItsTopLevelKeysOnly) {
   EXPECT_EQ(kind(R"([{"requires_confirmation":true,"backend":"torch"}])"), "other");
   EXPECT_EQ(kind(R"({"requires_confirmation":true,"backend":)"), "other");  // truncated: not a known artifact
   EXPECT_EQ(kind("not json"), "other");
+  // The values are skipped, not trusted: the whole text must be JSON.
+  EXPECT_EQ(kind(R"({"requires_confirmation":tru,"backend":"torch"})"), "other");
+  EXPECT_EQ(kind(R"({"requires_confirmation":true,"backend":"torch"} trailing)"), "other");
+  EXPECT_EQ(kind(R"({"requires_confirmation":true "backend":"torch"})"), "other");
+  EXPECT_EQ(kind(" \n {\"model\" : { \"a\" : [1, 2.5e3, null, \"\\u00e9\\\"\"] } ,\n \"quantization_targets\" : {} } \n"), "analysis");
   EXPECT_EQ(kind("<!DOCTYPE html>\n<html><head><meta name=\"generator\" content=\"quarkplan 0.1.0\">"), "report");
   EXPECT_EQ(kind("<!DOCTYPE html>\n<html><head><title>someone else's page</title>"), "other");
   EXPECT_EQ(kind(""), "");  // nothing to lose

@@ -1,5 +1,6 @@
 // A zero-copy pull scanner for the two big, flat JSON documents of a
-// Hugging Face checkpoint: safetensors headers and model.safetensors.index.json.
+// Hugging Face checkpoint: safetensors headers and model.safetensors.index.json
+// (and for the top-level keys of an artifact about to be replaced).
 //
 // Why hand-written: DeepSeek-V3's 163 shard headers and its index hold ~92,000
 // entries (~17 MB of JSON). Building an nlohmann DOM for them costs ~4 billion
