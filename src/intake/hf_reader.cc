@@ -187,7 +187,8 @@ struct ShardScan {
 
 // A small open-addressing set of the names the index lists for one shard; each
 // header name is looked up once, and listed names never found are reported.
-void compare_with_index(ShardScan& r, const safetensors::HeaderView& h) {
+// `records`: the header's tensors in order, already hashed by summarize_shard.
+void compare_with_index(ShardScan& r, const LinearTensor* records, size_t count) {
   size_t cap = 16;
   while (cap < 2 * r.listed_count) cap *= 2;
   std::vector<uint32_t> slots(cap, UINT32_MAX);  // index into r.listed
@@ -202,9 +203,13 @@ void compare_with_index(ShardScan& r, const safetensors::HeaderView& h) {
         break;  // listed twice: once is enough
       }
   std::string first_unlisted;
-  for (const auto& t : h.tensors) {
+  for (size_t k = 0; k < count; ++k) {
+    const LinearTensor& t = records[k];
+    // The record's hash is of the name as loaded: the stored name's, unless
+    // "_blocks" was dropped.
+    const uint64_t hash = t.loaded_size == t.name.size() ? t.hash : name_hash(t.name);
     bool hit = false;
-    for (size_t s = name_hash(t.name) & mask; slots[s] != UINT32_MAX; s = (s + 1) & mask)
+    for (size_t s = hash & mask; slots[s] != UINT32_MAX; s = (s + 1) & mask)
       if (r.listed[slots[s]] == t.name) {
         found[slots[s]] = 1;
         hit = true;
@@ -263,8 +268,11 @@ void scan_shard(const fs::path& dir, ShardScan& r, WeightFacts& w, size_t slot, 
     throw InputError(r.path, std::string("not a valid safetensors file: ") + e.what());
   }
   w.maps[slot] = std::move(map);
-  if (check_index) compare_with_index(r, w.headers[slot]);
   summarize_shard(r, w.headers[slot]);
+  if (check_index) {
+    const size_t count = w.headers[slot].tensors.size();
+    compare_with_index(r, r.in_place ? r.out : r.tensors.data(), count);
+  }
   // Done with the per-tensor records: this thread's next shard reuses the
   // memory instead of touching new pages (names point into the map, which stays).
   std::vector<safetensors::TensorView>().swap(w.headers[slot].tensors);

@@ -293,7 +293,9 @@ void add_module(Ctx& c, std::string_view name, int64_t out, int64_t in, std::str
   }
   const std::string_view source_name = source < c.out->tensors.size() ? c.out->tensors[source].name : std::string_view();
   const bool source_is_weight = source_name.size() >= 7 && source_name.substr(source_name.size() - 7) == ".weight";
-  c.out->modules.push_back({c.out->names.add(name), static_cast<uint64_t>(std::max<int64_t>(out, 0)),
+  // A Linear's name is its weight's name without ".weight": a view of it, not a copy.
+  const bool own_weight = source_is_weight && source_name.size() == name.size() + 7 && source_name.substr(0, name.size()) == name;
+  c.out->modules.push_back({own_weight ? source_name.substr(0, name.size()) : c.out->names.add(name), static_cast<uint64_t>(std::max<int64_t>(out, 0)),
                             static_cast<uint64_t>(std::max<int64_t>(in, 0)), role, part, static_cast<uint32_t>(source), false,
                             source_is_weight});
 }

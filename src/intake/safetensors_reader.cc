@@ -57,8 +57,10 @@ std::string_view keep(std::string_view v, const std::string& scratch, HeaderView
 bool fast_entry(std::string_view s, size_t& pos, TensorView& t, std::vector<uint64_t>& dims) {
   size_t p = pos;
   const size_t n = s.size();
+  // Each call passes a literal: after inlining, a fixed-size compare the
+  // compiler expands in place (string_view::compare was a libc call per key).
   auto lit = [&](std::string_view l) {
-    if (s.compare(p, l.size(), l) != 0) return false;
+    if (n - p < l.size() || std::memcmp(s.data() + p, l.data(), l.size()) != 0) return false;
     p += l.size();
     return true;
   };
@@ -137,6 +139,8 @@ void parse_view(std::string_view bytes, uint64_t file_size, HeaderView& h) {
   h.tensors.reserve(n / 96);  // ~100 header bytes per tensor in real checkpoints
   h.dims.reserve(n / 48);
   sc.expect('{');
+  std::string_view last_dtype;
+  uint32_t last_bits = 0;
   if (!sc.consume('}')) {
     do {
       std::string_view name = keep(sc.string(key_buf), key_buf, h);
@@ -195,7 +199,12 @@ void parse_view(std::string_view bytes, uint64_t file_size, HeaderView& h) {
       }
       if (!have_dtype || !have_shape || !have_offsets)
         throw std::runtime_error("tensor '" + std::string(t.name) + "' lacks dtype, shape or data_offsets");
-      uint32_t bits = dtype_bits(t.dtype);
+      // Neighbouring tensors share a dtype: the last one's width is reused.
+      if (t.dtype != last_dtype) {
+        last_dtype = t.dtype;
+        last_bits = dtype_bits(t.dtype);
+      }
+      const uint32_t bits = last_bits;
       if (bits == 0) throw std::runtime_error("tensor '" + std::string(t.name) + "' has unknown dtype '" + std::string(t.dtype) + "'");
       t.numel = 1;
       for (uint32_t d = 0; d < t.ndim; ++d) {
