@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <ranges>
 #include <functional>
 #include <map>
 #include <set>
@@ -443,8 +442,10 @@ void expand(Ctx& c, const Json& item, const std::string& prefix, const std::set<
         std::string base = local_prefix + m["linear"].get<std::string>();
         const std::string_view module_role = m.contains("role") ? intern_role(c, m["role"].get<std::string>()) : role;
         if (r < 0) add_module(c, base, out, in, module_role, p, source);
-        else
-          for (ExpertNames name(base); int64_t e : std::views::iota(int64_t{0}, r)) add_module(c, name(e), out, in, module_role, p, source, e == 0);
+        else {
+          ExpertNames name(base);
+          for (int64_t e = 0; e < r; ++e) add_module(c, name(e), out, in, module_role, p, source, e == 0);
+        }
       }
     }
   } else {
