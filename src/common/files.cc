@@ -111,6 +111,38 @@ bool same_file(const std::string& a, const std::string& b) {
   return !ec1 && !ec2 && ca == cb;
 }
 
+namespace {
+// UTF-8 as RFC 3629 defines it: no overlong forms, no surrogates, nothing past
+// U+10FFFF. ASCII runs are the fast path.
+bool valid_utf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* end = p + s.size();
+  while (p < end) {
+    const unsigned c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF;  // the second byte's range
+    if (c >= 0xC2 && c <= 0xDF) n = 1;
+    else if (c == 0xE0) n = 2, lo = 0xA0;
+    else if (c == 0xED) n = 2, hi = 0x9F;
+    else if (c >= 0xE1 && c <= 0xEF) n = 2;
+    else if (c == 0xF0) n = 3, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) n = 3;
+    else if (c == 0xF4) n = 3, hi = 0x8F;
+    else return false;
+    if (static_cast<size_t>(end - p) <= n) return false;
+    if (p[1] < lo || p[1] > hi) return false;
+    for (size_t k = 2; k <= n; ++k)
+      if (p[k] < 0x80 || p[k] > 0xBF) return false;
+    p += n + 1;
+  }
+  return true;
+}
+}  // namespace
+
 std::string artifact_kind(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return "";
@@ -129,7 +161,8 @@ std::string artifact_kind(const std::string& path) {
   if (head[i] != '{') return "other";
   // The top-level keys, each value skipped unread (an analysis of a 7,200-node
   // graph is 400 KB, and this runs before every write); the whole text must
-  // still be well-formed JSON.
+  // still be well-formed JSON, in UTF-8, as a JSON parser would require.
+  if (!valid_utf8(head)) return "other";
   std::set<std::string> keys;
   try {
     json_scan::Scanner sc(head);
@@ -139,7 +172,7 @@ std::string artifact_kind(const std::string& path) {
       do {
         keys.emplace(sc.string(scratch));
         sc.expect(':');
-        sc.skip();
+        sc.skip(/*max_depth=*/1024);
       } while (sc.consume(','));
       sc.expect('}');
     }

@@ -183,10 +183,28 @@ class Scanner {
       while (pos_ < s_.size() && std::string_view("{}[],: \n\r\t\"").find(s_[pos_]) == std::string_view::npos) ++pos_;
       std::string_view lit = s_.substr(start, pos_ - start);
       if (lit.empty()) fail("unexpected character");
-      if (lit != "true" && lit != "false" && lit != "null" &&
-          lit.find_first_not_of("0123456789+-.eE") != std::string_view::npos)
-        fail("invalid literal");
+      if (lit != "true" && lit != "false" && lit != "null" && !json_number(lit)) fail("invalid literal");
     }
+  }
+
+  // JSON's number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+  static bool json_number(std::string_view t) {
+    size_t i = 0;
+    auto digits = [&] {
+      const size_t from = i;
+      while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+      return i > from;
+    };
+    if (i < t.size() && t[i] == '-') ++i;
+    if (i < t.size() && t[i] == '0') ++i;
+    else if (!digits()) return false;
+    if (i < t.size() && t[i] == '.' && (++i, !digits())) return false;
+    if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+      ++i;
+      if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+      if (!digits()) return false;
+    }
+    return i == t.size();
   }
 
   size_t position() const { return pos_; }

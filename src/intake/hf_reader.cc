@@ -153,14 +153,14 @@ bool is_quant_scale(std::string_view name) {
 }
 uint64_t logical_params(std::string_view name, std::string_view dtype, uint64_t numel) {
   if (is_quant_scale(name)) return 0;
-  if (name.size() > 7 && name.back() == 's' && ends_with(name, "_blocks") && (dtype == "U8" || dtype == "I8")) return numel * 2;
+  if (!name.empty() && name.back() == 's' && ends_with(name, "_blocks") && (dtype == "U8" || dtype == "I8")) return numel * 2;
   return numel;
 }
 
 // What matching needs of a tensor's name (see LinearTensor).
 void describe_name(LinearTensor& t) {
   std::string_view n = t.name;
-  if (n.size() > 7 && n.back() == 's' && ends_with(n, "_blocks")) n.remove_suffix(7);  // MXFP4 packed weights
+  if (!n.empty() && n.back() == 's' && ends_with(n, "_blocks")) n.remove_suffix(7);  // MXFP4 packed weights
   t.loaded_size = static_cast<uint32_t>(n.size());
   t.hash = name_hash(n);
   t.quant_scale = is_quant_scale(t.name);

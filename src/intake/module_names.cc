@@ -70,10 +70,11 @@ void emit(std::vector<std::string> parts, const std::vector<size_t>& slots, std:
       lo = std::min(lo, t[i]);
       hi = std::max(hi, t[i]);
     }
-    // Distinct values: marked in a table when the span is small (layer and
-    // expert numbers: 45,000 rows, no sort), else sorted.
+    // Distinct values: marked in a table when the span is within a few times
+    // the rows (layer and expert numbers: 45,000 rows, no sort), else sorted
+    // (so the cost follows the rows, whatever numbers a name holds).
     size_t distinct = 0;
-    if (hi - lo < (1u << 20)) {
+    if (static_cast<uint64_t>(hi - lo) < 4 * static_cast<uint64_t>(rows.size()) + 64) {
       seen.assign(static_cast<size_t>(hi - lo) + 1, 0);
       for (Row t : rows) {
         char& s = seen[t[i] - lo];

@@ -323,9 +323,9 @@ HeaderMap::HeaderMap(const std::string& path) {
     for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(word[i]) << (8 * i);
   length_ = std::min<uint64_t>(file_size_, 8 + std::min<uint64_t>(n, kMaxHeaderBytes));
   if (length_ > 0) {
-    // Mapped lazily, without read-ahead: MAP_POPULATE's read-ahead went on
-    // past the header into the weights (or a sparse file's holes), on each of
-    // 163 shards; faulting the header in touches its own pages only.
+    // Read ahead exactly the header's pages (WILLNEED), and nothing past them
+    // (RANDOM): MAP_POPULATE's read-ahead went on into the weights (or a
+    // sparse file's holes), on each of 163 shards.
     void* p = ::mmap(nullptr, length_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       int e = errno;
@@ -333,6 +333,7 @@ HeaderMap::HeaderMap(const std::string& path) {
       throw InputError(path, std::string("cannot map: ") + std::strerror(e));
     }
     ::madvise(p, length_, MADV_RANDOM);
+    ::madvise(p, length_, MADV_WILLNEED);
     data_ = static_cast<const char*>(p);
   }
   ::close(fd);

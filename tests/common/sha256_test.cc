@@ -54,6 +54,13 @@ TEST(ArtifactKind, NamesEachArtifactFromItsTopLevelKeysOnly) {
   EXPECT_EQ(kind(R"({"requires_confirmation":tru,"backend":"torch"})"), "other");
   EXPECT_EQ(kind(R"({"requires_confirmation":true,"backend":"torch"} trailing)"), "other");
   EXPECT_EQ(kind(R"({"requires_confirmation":true "backend":"torch"})"), "other");
+  EXPECT_EQ(kind(R"({"model": +, "quantization_targets": --})"), "other");   // not JSON numbers
+  EXPECT_EQ(kind(R"({"model": 01, "quantization_targets": 1.})"), "other");
+  EXPECT_EQ(kind(R"({"model": -0.5e+3, "quantization_targets": [0, 1E2, -7]})"), "analysis");
+  EXPECT_EQ(kind("{\"model\": \"\xff\xfe\", \"quantization_targets\": 1}"), "other");  // not UTF-8
+  EXPECT_EQ(kind("{\"model\": \"\xed\xa0\x80\", \"quantization_targets\": 1}"), "other");  // a surrogate
+  EXPECT_EQ(kind("{\"model\": \"caf\xc3\xa9 \xf0\x9f\x99\x82\", \"quantization_targets\": 1}"), "analysis");
+  EXPECT_EQ(kind(R"({"model": )" + std::string(70, '[') + std::string(70, ']') + R"(, "quantization_targets": {}})"), "analysis");
   EXPECT_EQ(kind(" \n {\"model\" : { \"a\" : [1, 2.5e3, null, \"\\u00e9\\\"\"] } ,\n \"quantization_targets\" : {} } \n"), "analysis");
   EXPECT_EQ(kind("<!DOCTYPE html>\n<html><head><meta name=\"generator\" content=\"quarkplan 0.1.0\">"), "report");
   EXPECT_EQ(kind("<!DOCTYPE html>\n<html><head><title>someone else's page</title>"), "other");
