@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# ONNX intake benchmark (issue: "fast on huge ones"): quarkplan against
-# onnx.load(path, load_external_data=False) + a Python op histogram, same files,
-# same run. Prints wall time (median of N runs) and peak RSS for each.
+# Intake benchmark: quarkplan against its Python peers on the same files in the
+# same run -- onnx.load(path, load_external_data=False) + an op histogram for
+# ONNX, json + struct over every shard header for Hugging Face -- then the
+# --weight-stats scan rate. Prints wall time (median) and peak RSS for each.
 #   bench/run_intake_bench.sh [RUNS]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -16,62 +17,49 @@ command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get inst
   "$build/bench/gen_hf_shards" "$root/tests/data/hf/deepseek-v3/config.json" "$models/deepseek-v3" >&2
 
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-# median wall seconds and max peak KB over $runs runs of "$@"
-measure() {
-  local times=() peaks=() out
-  for _ in $(seq "$runs"); do
-    /usr/bin/time -o "$tmp/time" -f "%e %M" "$@" >/dev/null 2>&1
-    out=$(tail -n 1 "$tmp/time")
-    times+=("${out% *}"); peaks+=("${out#* }")
-  done
-  local t p
-  if command -v hyperfine >/dev/null; then  # finer timing than /usr/bin/time's 10 ms
-    hyperfine -N -w 1 -r "$runs" --export-json "$tmp/h.json" -- "$(printf '%q ' "$@")" >/dev/null 2>&1
-    t=$(grep -m1 '"median"' "$tmp/h.json" | sed 's/.*: *//; s/,.*//')
-    t=$(awk -v x="$t" 'BEGIN{printf "%.4f", x}')
-  else
-  t=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-  fi
-  p=$(printf '%s\n' "${peaks[@]}" | sort -g | tail -n 1)
-  echo "$t $p"
-}
-
-# The same for two commands run in turns (A, B, A, B, ...), 2 x $runs rounds:
-# both meet the same machine, so a shared VM's drift does not favour either.
-# Prints "medianA peakA medianB peakB" (wall from the clock, in seconds).
+# Times two commands in turns (A, B, A, B, ...), 2 x $runs rounds each: both
+# meet the same machine, so a shared VM's drift (Python's time here moves by a
+# factor of two from one minute to the next) favours neither. Wall time is the
+# clock around the command alone; peak memory (max RSS) comes from three more
+# runs of each under /usr/bin/time. Every run must succeed: a failing command
+# stops the benchmark with its name. Prints "medianA peakA medianB peakB"
+# (seconds, KB).
+#   measure_pair N_WORDS_OF_A A... B...
+run_ok() { "$@" >/dev/null 2>&1 || { echo "benchmark command failed: $*" >&2; exit 1; }; }
+median() { sort -n | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.4f", m / 1e6}'; }
 measure_pair() {
   local n=$1; shift
   local a=("${@:1:n}") b=("${@:n+1}")
-  local ta=() tb=() pa=0 pb=0 s e k
-  # Warm-up, and a check that both succeed (a failing command times nothing).
-  "${a[@]}" >/dev/null 2>&1 || { echo "failed: ${a[*]}" >&2; exit 1; }
-  "${b[@]}" >/dev/null 2>&1 || { echo "failed: ${b[*]}" >&2; exit 1; }
+  local s e k pa=0 pb=0
+  : > "$tmp/ta"; : > "$tmp/tb"
+  run_ok "${a[@]}"; run_ok "${b[@]}"  # warm-up
   for _ in $(seq $((2 * runs))); do
-    s=$(date +%s%N); /usr/bin/time -o "$tmp/ta" -f "%M" "${a[@]}" >/dev/null 2>&1; e=$(date +%s%N)
-    ta+=("$(( (e - s) / 1000 ))"); k=$(tail -n 1 "$tmp/ta"); (( k > pa )) && pa=$k
-    s=$(date +%s%N); /usr/bin/time -o "$tmp/tb" -f "%M" "${b[@]}" >/dev/null 2>&1; e=$(date +%s%N)
-    tb+=("$(( (e - s) / 1000 ))"); k=$(tail -n 1 "$tmp/tb"); (( k > pb )) && pb=$k
+    s=$(date +%s%N); run_ok "${a[@]}"; e=$(date +%s%N); echo $(( (e - s) / 1000 )) >> "$tmp/ta"
+    s=$(date +%s%N); run_ok "${b[@]}"; e=$(date +%s%N); echo $(( (e - s) / 1000 )) >> "$tmp/tb"
   done
-  local ma mb
-  ma=$(printf '%s\n' "${ta[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.4f", a[int((NR+1)/2)] / 1e6}')
-  mb=$(printf '%s\n' "${tb[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.4f", a[int((NR+1)/2)] / 1e6}')
-  echo "$ma $pa $mb $pb"
+  for _ in 1 2 3; do
+    run_ok /usr/bin/time -o "$tmp/pa" -f "%M" "${a[@]}"; k=$(tail -n 1 "$tmp/pa"); if (( k > pa )); then pa=$k; fi
+    run_ok /usr/bin/time -o "$tmp/pb" -f "%M" "${b[@]}"; k=$(tail -n 1 "$tmp/pb"); if (( k > pb )); then pb=$k; fi
+  done
+  echo "$(median < "$tmp/ta") $pa $(median < "$tmp/tb") $pb"
+}
+row() {  # label, then measure_pair's four numbers
+  printf '%-34s %12s %12.1f %12s %12.1f %8.1fx\n' "$1" "$2" "$(awk -v k="$3" 'BEGIN{print k/1024}')" "$4" \
+    "$(awk -v k="$5" 'BEGIN{print k/1024}')" "$(awk -v a="$4" -v b="$2" 'BEGIN{print a / b}')"
 }
 
 printf '%-34s %12s %12s %12s %12s %9s\n' "model" "quarkplan s" "peak MiB" "python s" "peak MiB" "speed-up"
 for m in big_embedded.onnx decoder/model.onnx; do
-  read -r qt qp < <(measure "$build/quarkplan" intake "$models/$m" -o "$tmp/a.json")
-  read -r pt pp < <(measure /usr/bin/python3 "$root/bench/python_onnx_baseline.py" "$models/$m")
-  ratio=$(awk -v a="$pt" -v b="$qt" 'BEGIN { if (b < 0.0005) b = 0.0005; printf "%.0fx", a / b }')
-  printf '%-34s %12s %12.1f %12s %12.1f %9s\n' "$m ($(du -h --apparent-size "$models/$m" | cut -f1))" "$qt" "$(awk -v k="$qp" 'BEGIN{print k/1024}')" "$pt" "$(awk -v k="$pp" 'BEGIN{print k/1024}')" "$ratio"
+  measure_pair 5 "$build/quarkplan" intake "$models/$m" -o "$tmp/a.json" \
+                 /usr/bin/python3 "$root/bench/python_onnx_baseline.py" "$models/$m" > "$tmp/pair"
+  read -r qt qp pt pp < "$tmp/pair"
+  row "$m ($(du -h --apparent-size "$models/$m" | cut -f1))" "$qt" "$qp" "$pt" "$pp"
 done
 m=deepseek-v3
-# In turns with its peer (see measure_pair): Python's time on this kind of VM
-# varies by a factor of two from one minute to the next.
-read -r qt qp pt pp < <(measure_pair 5 "$build/quarkplan" intake "$models/$m" -o "$tmp/hf.json" \
-                                       /usr/bin/python3 "$root/bench/python_safetensors_baseline.py" "$models/$m")
-ratio=$(awk -v a="$pt" -v b="$qt" 'BEGIN { printf "%.1fx", a / b }')
-printf '%-34s %12s %12.1f %12s %12.1f %9s\n' "$m (163 shards, HF)" "$qt" "$(awk -v k="$qp" 'BEGIN{print k/1024}')" "$pt" "$(awk -v k="$pp" 'BEGIN{print k/1024}')" "$ratio"
+measure_pair 5 "$build/quarkplan" intake "$models/$m" -o "$tmp/hf.json" \
+               /usr/bin/python3 "$root/bench/python_safetensors_baseline.py" "$models/$m" > "$tmp/pair"
+read -r qt qp pt pp < "$tmp/pair"
+row "$m (163 shards, HF)" "$qt" "$qp" "$pt" "$pp"
 # --weight-stats throughput on hot cache (SPEC §5: >= 1 GB/s per core, using every core),
 # every dtype (BF16 safetensors, FP32 and FP16 ONNX), on 1 thread and on 2 (QUARKPLAN_SCAN_THREADS pins the scan's thread count).
 [ -f "$models/weights-1g/model.safetensors" ] || "$build/bench/gen_weight_file" "$models/weights-1g" >&2
@@ -95,4 +83,4 @@ for m in weights-1g weights-onnx-1g weights-onnx-f16-1g; do
     printf 'weight-stats %-20s %d thread(s): %s GB/s wall (3 runs), %s CPU-s for the whole intake, peak RSS %s KB\n' "$m" "$threads" "${rates[*]}" "$cpu" "$peak"
   done
 done
-echo "(times: median wall seconds, hyperfine when installed, else /usr/bin/time; peak: max RSS over the runs)"
+echo "(times: median wall seconds of 2 x $runs runs in turns with the peer; peak: max RSS of 3 runs under /usr/bin/time)"
