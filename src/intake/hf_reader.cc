@@ -1012,7 +1012,12 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   arch["family_guessed"] = family_guessed;
   arch["num_attention_heads"] = opt(cfg.num_attention_heads);
   arch["num_key_value_heads"] = opt(cfg.num_key_value_heads ? cfg.num_key_value_heads : cfg.num_attention_heads);
+  // MLA (kv_lora_rank) heads are not hidden/heads wide: a query-key head is
+  // qk_nope_head_dim + qk_rope_head_dim (DeepSeek-V3: 128 + 64, not 7168/128 =
+  // 56), with the defaults the structure uses.
+  const bool mla = cfg.kv_lora_rank && *cfg.kv_lora_rank > 0;
   arch["head_dim"] = opt(cfg.head_dim ? cfg.head_dim
+                         : mla        ? std::optional<int64_t>(cfg.qk_nope_head_dim.value_or(128) + cfg.qk_rope_head_dim.value_or(64))
                                       : (cfg.hidden_size && cfg.num_attention_heads && *cfg.num_attention_heads > 0
                                              ? std::optional<int64_t>(*cfg.hidden_size / *cfg.num_attention_heads)
                                              : std::nullopt));

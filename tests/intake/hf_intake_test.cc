@@ -135,6 +135,9 @@ TEST(HfIntake, TemplateDetailsAndRemoteCodeApproval) {
   Json ds = intake(testdata("hf/deepseek-v3"));
   EXPECT_EQ(ds["quantization_targets"]["exclude_defaults"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate","*mlp.gate.linear"])"));
   EXPECT_TRUE(has_rule(ds, "torch.intake.auto_map_not_needed"));
+  // An MLA head: qk_nope_head_dim + qk_rope_head_dim, not hidden_size / heads (56).
+  EXPECT_EQ(ds["model"]["architecture"]["head_dim"], 128 + 64);
+  EXPECT_EQ(intake(testdata("hf/qwen3-8b"))["model"]["architecture"]["head_dim"], 128);
   Json glm = intake(testdata("hf/chatglm2-6b"));
   EXPECT_EQ(glm["quantization_targets"]["exclude_defaults"], Json::array({"transformer.output_layer"}));
   Json approved = intake(testdata("hf/chatglm2-6b"), true);
