@@ -428,6 +428,8 @@ TEST(ModelStructure, ZeroMlaDimsAndNullWidthsAreInputErrors) {
            {"deepseek-v3", "v_head_dim", 0, "'v_head_dim' must be a positive integer (got 0)"},
            {"deepseek-v3", "kv_lora_rank", 0, "'kv_lora_rank' must be a positive integer (got 0)"},
            {"deepseek-v3", "qk_rope_head_dim", 0, "'qk_rope_head_dim' must be a positive integer (got 0)"},
+           {"deepseek-v3", "qk_nope_head_dim", 0, "'qk_nope_head_dim' must be a positive integer (got 0)"},
+           {"glm-5", "qk_nope_head_dim", -1, "'qk_nope_head_dim' must be a positive integer (got -1)"},
            {"deepseek-v3", "q_lora_rank", 0, "'q_lora_rank' is 0: it must be a positive integer, or null for none"},
            {"deepseek-v3", "q_lora_rank", -5, "'q_lora_rank' is -5"},
            {"deepseek-v3.2", "kv_lora_rank", 0, "'kv_lora_rank' must be a positive integer (got 0)"},
