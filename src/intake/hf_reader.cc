@@ -151,9 +151,11 @@ bool is_quant_scale(std::string_view name) {
     default: return false;
   }
 }
-uint64_t logical_params(std::string_view name, std::string_view dtype, uint64_t numel) {
-  if (is_quant_scale(name)) return 0;
-  if (!name.empty() && name.back() == 's' && ends_with(name, "_blocks") && (dtype == "U8" || dtype == "I8")) return numel * 2;
+// (From the record describe_name filled: the name is not examined twice.)
+uint64_t logical_params(const LinearTensor& t, std::string_view dtype, uint64_t numel) {
+  if (t.quant_scale) return 0;
+  const bool blocks = t.loaded_size < t.name.size();  // "_blocks" was dropped
+  if (blocks && (dtype == "U8" || dtype == "I8")) return numel * 2;
   return numel;
 }
 
@@ -229,18 +231,18 @@ void summarize_shard(ShardScan& r, const safetensors::HeaderView& h) {
   if (!r.in_place) r.tensors.reserve(h.tensors.size());
   size_t k = 0;
   for (const auto& t : h.tensors) {
-    uint64_t n = logical_params(t.name, t.dtype, t.numel);
-    auto it = std::find_if(r.params_by_dtype.begin(), r.params_by_dtype.end(), [&](const auto& d) { return d.first == t.dtype; });
-    if (it == r.params_by_dtype.end()) r.params_by_dtype.emplace_back(t.dtype, n);
-    else it->second += n;
-    r.params += n;
-    r.bytes += t.end - t.begin;
     LinearTensor lt;
     lt.name = t.name;
     lt.ndim = t.ndim;
     for (uint32_t d = 0; d < t.ndim && d < 3; ++d) lt.dims[d] = h.dims[t.dims_at + d];
     lt.shape_known = true;
     describe_name(lt);
+    const uint64_t n = logical_params(lt, t.dtype, t.numel);
+    auto it = std::find_if(r.params_by_dtype.begin(), r.params_by_dtype.end(), [&](const auto& d) { return d.first == t.dtype; });
+    if (it == r.params_by_dtype.end()) r.params_by_dtype.emplace_back(t.dtype, n);
+    else it->second += n;
+    r.params += n;
+    r.bytes += t.end - t.begin;
     if (r.in_place) ::new (static_cast<void*>(r.out + k++)) LinearTensor(lt);
     else r.tensors.push_back(lt);
   }
