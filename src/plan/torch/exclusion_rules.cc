@@ -1,0 +1,334 @@
+// Which layers stay in full precision and which get their own scheme. Rules torch.exclude.*,
+// torch.layer_quant_config.patterns, torch.moe.routers, torch.weight_stats.outliers.
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "common/strings.h"
+#include "intake/module_names.h"
+#include "plan/rules.h"
+#include "plan/torch/rule_helpers.h"
+
+namespace quarkplan {
+
+namespace torch_rules {
+
+using namespace detail;
+
+namespace {
+
+// Checks that a pattern matches at least one module; an error otherwise.
+bool pattern_matches_something(PlanState& s, const std::string& what, const std::string& pattern) {
+  const auto& mods = s.modules();
+  if (mods.empty()) return true;  // no names known: nothing to check against
+  QuarkPattern qp(pattern);
+  for (const auto& m : mods)
+    if (qp.matches(m)) return true;
+  // Suggest the closest module *kinds* (names without layer indices).
+  std::set<std::string> kinds;
+  for (const auto& m : mods) {
+    std::string k;
+    size_t start = 0;
+    for (size_t i = 0; i <= m.size(); ++i)
+      if (i == m.size() || m[i] == '.') {
+        std::string part = m.substr(start, i - start);
+        bool digits = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
+        k += (k.empty() ? "" : ".") + (digits ? std::string("*") : part);
+        start = i + 1;
+      }
+    kinds.insert(k);
+    if (kinds.size() > 400) break;
+  }
+  std::vector<std::string> cand(kinds.begin(), kinds.end());
+  std::string stripped = pattern;
+  stripped.erase(std::remove(stripped.begin(), stripped.end(), '*'), stripped.end());
+  std::string hint = did_you_mean(stripped, cand);
+  s.error(what + " pattern '" + pattern + "' matches none of the model's " + std::to_string(mods.size()) +
+          " Linear modules (it would silently apply nothing)" + hint);
+  return false;
+}
+
+// Which modules the plan leaves in full precision.
+const std::vector<char>& excluded_mask(PlanState& s) { return s.excluded(); }
+
+// Module i is an MoE router (by the structure's role, else by the usual names).
+bool is_router(PlanState& s, size_t i) {
+  const std::string& m = s.modules()[i];
+  if (!s.module_roles[i].empty()) return s.module_roles[i] == "router";
+  auto last = m.substr(m.rfind('.') + 1);
+  return last == "gate" || last == "router" || m.find("shared_expert_gate") != std::string::npos;
+}
+
+}  // namespace
+
+void exclude_layers(PlanState& s) {
+  Json defaults = s.analysis["quantization_targets"]["exclude_defaults"];
+  const Json* c = s.choice("exclude_layers");
+  Json list;
+  std::string who;
+  if (c) {
+    list = c->is_string() ? (*c == "none" ? Json::array() : Json::array({*c})) : *c;
+    who = "Your list";
+  } else if (s.recipe && (*s.recipe)["exclude_layers"].is_array()) {
+    list = (*s.recipe)["exclude_layers"];
+    who = "AMD's recipe (" + s.recipe_name + ")";
+  } else {
+    s.plan["exclude_layers"] = defaults;
+    s.reason("exclude_layers", "torch.exclude.template_defaults",
+             "The " + model_type(s) + " template's defaults (" + join(string_list(defaults)) + "): --exclude_layers is omitted so they apply");
+  }
+  if (!list.is_null()) {
+    if (!list.is_array()) {
+      s.error("exclude_layers must be a list of patterns");
+      return;
+    }
+    // AMD's recipes exclude the MTP layers by index (model.layers.61.* for DeepSeek).
+    if (!c && s.recipe && s.recipe->value("exclude_mtp_layers", false)) {
+      const Json& arch = model(s).value("architecture", Json::object());
+      int64_t mtp = arch.value("mtp_layers", int64_t{0}), layers = model(s).value("num_hidden_layers", Json(0)).is_number() ? model(s)["num_hidden_layers"].get<int64_t>() : 0;
+      std::string root = tmpl(s) ? (*tmpl(s))["decoder_root"].get<std::string>() : "model.layers";
+      for (int64_t i = 0; i < mtp; ++i) list.push_back(root + "." + std::to_string(layers + i) + ".*");
+    }
+    Json kept = Json::array();
+    for (const auto& p : list) {
+      if (!p.is_string()) {
+        s.error("exclude_layers must list patterns (strings), not " + p.dump());
+        continue;
+      }
+      if (c) {
+        if (pattern_matches_something(s, "exclude", p)) kept.push_back(p);
+      } else {
+        kept.push_back(p);  // a recipe pattern for parts this checkpoint may not have is harmless
+      }
+    }
+    s.plan["exclude_layers"] = kept;
+    // A default counts as dropped only when modules it excluded are no longer
+    // excluded: compared by what the patterns match ('*lm_head' keeps 'lm_head').
+    std::vector<std::string> dropped, dropped_other;
+    std::vector<QuarkPattern> kept_patterns;
+    for (const auto& k : kept) kept_patterns.emplace_back(k.get<std::string>());
+    const auto& mods = s.modules();
+    for (const auto& d : defaults) {
+      if (!d.is_string() || std::count(kept.begin(), kept.end(), d)) continue;
+      QuarkPattern dp(d.get<std::string>());
+      size_t lost = 0, lost_routers = 0;
+      for (size_t i = 0; i < mods.size(); ++i) {
+        const std::string& m = mods[i];
+        if (!dp.matches(m)) continue;
+        // Routers may be wrapped as "<router>.linear": either name covers one (as torch.moe.routers counts it).
+        bool router = is_router(s, i);
+        bool still = false;
+        for (const auto& kp : kept_patterns) still = still || kp.matches(m) || (router && kp.matches(m + ".linear"));
+        lost += still ? 0 : 1;
+        lost_routers += !still && router ? 1 : 0;
+      }
+      if (lost == 0) continue;
+      std::string entry = d.get<std::string>() + " (" + std::to_string(lost) + (lost == 1 ? " module)" : " modules)");
+      dropped.push_back(entry);
+      // lm_head (torch.exclude.lm_head) and routers (torch.moe.routers) have their own risks: not said twice.
+      bool lm_head = d == "lm_head" || d == "*lm_head" || (tmpl(s) && d == (*tmpl(s))["lm_head"]);
+      if (!lm_head && lost_routers < lost) dropped_other.push_back(entry);
+    }
+    s.reason("exclude_layers", "torch.exclude.template_defaults",
+             who + " REPLACES the template defaults (--exclude_layers is not additive)" +
+                 (dropped.empty() ? std::string() : "; no longer excluded: " + join(dropped)));
+    if (kept.empty() && c && !dropped_other.empty())
+      s.risk("torch.exclude.template_defaults", "high", "Nothing is excluded: the template defaults get quantized too: " + join(dropped_other) + ".",
+             "Omit --exclude to keep the template defaults (" + join(string_list(defaults)) + ").");
+    else if (!dropped_other.empty() && c)
+      s.risk("torch.exclude.template_defaults", "medium", "Your exclusions replace the template defaults; these are now quantized: " + join(dropped_other) + ".",
+             "Add them to your --exclude list to keep them in full precision.");
+  }
+}
+
+void layer_quant_config(PlanState& s) {
+  Json cfg = Json::object();
+  std::string who;
+  bool user = false;
+  if (const Json* c = s.choice("layer_quant_config")) {
+    if (!c->is_object()) s.error("layer_quant_config must be an object {pattern: scheme}");
+    else cfg = *c;
+    user = true;
+  } else if (s.plan.contains("guide_layer_quant_config")) {
+    cfg = s.plan["guide_layer_quant_config"];
+    who = "The " + s.goal + " goal's mixed precision";
+  }
+  s.plan.erase("guide_layer_quant_config");
+  for (const auto& [k, v] : s.req.choices)
+    if (k.rfind("layer_quant_config.", 0) == 0) {
+      cfg[k.substr(19)] = v;
+      user = true;
+    }
+  if (user) who = "Your overrides";
+  Json checked = Json::object();
+  std::string global = s.plan["global_scheme"].is_string() ? s.plan["global_scheme"].get<std::string>() : "";
+  for (auto& [pattern, sch] : cfg.items()) {
+    if (!sch.is_string() || !s.cat.torch_scheme(sch)) {
+      std::string n = sch.is_string() ? sch.get<std::string>() : sch.dump();
+      s.error("layer_quant_config['" + pattern + "']: unknown scheme '" + n + "'" + did_you_mean(n, scheme_names(s)));
+      continue;
+    }
+    if (!pattern_matches_something(s, "layer_quant_config", pattern)) continue;
+    if (sch == global) {
+      s.risk("torch.layer_quant_config.patterns", "low", "layer_quant_config['" + pattern + "'] names the global scheme " + global + ": it changes nothing and is dropped.",
+             "Remove it, or give the pattern another scheme.");
+      continue;
+    }
+    for (const auto& e : s.plan["exclude_layers"])
+      if (e == pattern)
+        s.risk("torch.layer_quant_config.patterns", "medium", "Pattern '" + pattern + "' is both excluded and given scheme " + sch.get<std::string>() + ": exclusion wins.",
+               "Remove it from one of the two lists.");
+    checked[pattern] = sch;
+  }
+  s.plan["layer_quant_config"] = checked;
+  if (checked.empty())
+    s.reason("layer_quant_config", "torch.layer_quant_config.patterns", "{}: every quantized layer uses the global scheme");
+  else {
+    size_t n = 0;
+    for (auto& [p, x] : checked.items()) {
+      QuarkPattern qp(p);
+      for (const auto& m : s.modules()) n += qp.matches(m) ? 1 : 0;
+    }
+    s.reason("layer_quant_config", "torch.layer_quant_config.patterns",
+             who + "; each pattern checked against the model's module names (" + std::to_string(n) + " modules matched); one --layer_quant_scheme each");
+  }
+}
+
+// The pattern a hint tells the user to exclude `module` with: the template's
+// own default that covers it (Llama 4's '*lm_head' covers
+// 'language_model.lm_head', which a bare 'lm_head' does not, since Quark
+// matches the whole name with fnmatch), else the module's own name.
+std::string exclude_pattern_for(PlanState& s, const std::string& module) {
+  if (const Json* t = tmpl(s); t && (*t)["exclude_defaults"].is_array())
+    for (const auto& d : (*t)["exclude_defaults"])
+      if (d.is_string() && QuarkPattern(d.get<std::string>()).matches(module)) return d.get<std::string>();
+  return module;
+}
+
+void lm_head_excluded(PlanState& s) {
+  const Json* t = tmpl(s);
+  std::string lm = t ? (*t)["lm_head"].get<std::string>() : "lm_head";
+  const auto& mods = s.modules();
+  std::vector<size_t> heads;
+  for (size_t i = 0; i < mods.size(); ++i) {
+    const std::string& m = mods[i];
+    bool is_head = s.module_roles[i] == "lm_head" ||
+                   (s.module_roles[i].empty() && (m == lm || (m.size() >= 7 && m.compare(m.size() - 7, 7, "lm_head") == 0)));
+    if (is_head) heads.push_back(i);
+  }
+  if (heads.empty()) return;  // an analysis without module names (a tied head is listed as a Linear too)
+  auto excluded = excluded_mask(s);
+  for (size_t i : heads) {
+    if (excluded[i]) continue;
+    bool own = false;
+    for (auto& [pat, sch] : s.plan["layer_quant_config"].items()) own = own || quark_pattern_matches(pat, mods[i]);
+    if (own) continue;  // deliberately given its own scheme
+    if (s.recipe && (*s.recipe)["exclude_layers"].is_array() && (*s.recipe)["exclude_layers"].empty() && !s.choice("exclude_layers")) {
+      s.risk("torch.exclude.lm_head", "low", mods[i] + " is quantized, as " + s.recipe_name + " does.",
+             "Exclude it (--exclude '" + exclude_pattern_for(s, mods[i]) + "') if the quantized model's accuracy falls short.");
+      return;
+    }
+    const std::string pattern = exclude_pattern_for(s, mods[i]);
+    const bool from_template = t && (*t)["exclude_defaults"].is_array() &&
+                               std::count((*t)["exclude_defaults"].begin(), (*t)["exclude_defaults"].end(), Json(pattern)) > 0;
+    s.risk("torch.exclude.lm_head", "high", mods[i] + " is quantized: a quantized LM head often collapses accuracy.",
+           "Add '" + pattern + "' to the exclusions" + (from_template ? " (the template default)." : "."));
+    return;
+  }
+}
+
+void moe_routers(PlanState& s) {
+  if (!model(s).value("is_moe", false)) return;
+  const auto& mods = s.modules();
+  std::vector<char> excluded = excluded_mask(s);
+  // Some transformers versions wrap a router's weight in a child Linear
+  // ("mlp.gate.linear"), which is what Quark's templates ("*mlp.gate.linear")
+  // and AMD's recipes ("*mlp.gate.*") exclude: either form covers the router.
+  std::vector<QuarkPattern> excl;
+  for (const auto& p : s.plan["exclude_layers"])
+    if (p.is_string()) excl.emplace_back(p.get<std::string>());
+  auto covered = [&](const std::string& m) {
+    std::string child = m + ".linear";
+    for (const auto& p : excl)
+      if (p.matches(m) || p.matches(child)) return true;
+    return false;
+  };
+  size_t quantized = 0;
+  std::string example;
+  for (size_t i = 0; i < mods.size(); ++i) {
+    bool router = is_router(s, i);
+    if (router && !excluded[i] && covered(mods[i])) excluded[i] = 1;
+    if (router && !excluded[i]) {
+      ++quantized;
+      if (example.empty()) example = mods[i];
+    }
+  }
+  if (quantized) {
+    // The pattern that names them all: what follows the layer index.
+    std::string pattern = exclude_pattern_for(s, example);
+    for (size_t p = 0; pattern == example && p + 2 < example.size(); ++p)
+      if (example[p] == '.' && std::isdigit(static_cast<unsigned char>(example[p + 1]))) {
+        size_t end = example.find('.', p + 1);
+        if (end != std::string::npos) pattern = "*" + example.substr(end + 1);
+        break;
+      }
+    std::vector<std::string> keep;
+    for (const auto& p : s.plan["exclude_layers"])
+      if (p.is_string()) keep.push_back(p.get<std::string>());
+    std::string flags;
+    for (const auto& p : keep) flags += "--exclude '" + p + "' ";
+    flags += "--exclude '" + pattern + "'";
+    s.risk("torch.moe.routers", "high", std::to_string(quantized) + " MoE router/gate layers are quantized (e.g. " + example + "): quantized routers pick the wrong experts.",
+           std::string(s.cat.torch_template(model_type(s)) ? "Exclude the routers as the template's defaults do: " : "Exclude the routers (") +
+               flags + (s.cat.torch_template(model_type(s)) ? "" : "; a registered template would list '" + pattern + "' in exclude_layers_name)") + ".");
+  }
+}
+
+void nothing_quantized(PlanState& s) {
+  const auto& mods = s.modules();
+  if (mods.empty()) return;
+  auto excluded = excluded_mask(s);
+  size_t kept = 0;
+  for (char e : excluded) kept += e ? 0 : 1;
+  if (kept == 0)
+    s.error("the exclusions cover all " + std::to_string(mods.size()) +
+            " Linear modules: the plan would quantize nothing (narrow --exclude, or omit it to use the template defaults)");
+}
+
+void weight_outliers(PlanState& s) {
+  if (!s.analysis.contains("weight_stats") || !s.analysis["weight_stats"].contains("outlier_modules")) return;
+  const Json& outliers = s.analysis["weight_stats"]["outlier_modules"];
+  std::vector<std::string> quantized;
+  std::vector<QuarkPattern> excl;
+  for (const auto& p : s.plan["exclude_layers"]) excl.emplace_back(p.get<std::string>());
+  for (const auto& m : outliers) {
+    if (!m.is_string()) continue;
+    bool excluded = false;
+    for (const auto& p : excl) excluded = excluded || p.matches(m.get<std::string>());
+    if (!excluded) quantized.push_back(m);
+  }
+  if (quantized.empty()) return;
+  const Json* sc = scheme(s);
+  std::string global = sc ? (*sc)["name"].get<std::string>() : "";
+  std::vector<std::string> shown(quantized.begin(), quantized.begin() + std::min<size_t>(quantized.size(), 5));
+  // A finer-grained alternative that differs from the global scheme.
+  std::string finer;
+  for (const char* c : {"ptpc_fp8", "int4_wo_64", "int8"})
+    if (global != c && (!s.accelerator || support_of(s, c) == "native")) {
+      finer = c;
+      break;
+    }
+  std::string hint = "Keep them in higher precision: add --exclude " + join(shown, " --exclude ") + " (with the template defaults)";
+  if (!finer.empty()) hint += ", or give them a finer-grained scheme with --layer-scheme PATTERN=" + finer;
+  if (is_int4_weight_only(sc) && !has_algorithm(s, {"gptq"})) hint += ", or use GPTQ, which compensates the rounding error layer by layer";
+  hint += ".";
+  if (has_algorithm(s, {"smoothquant", "autosmoothquant"}))
+    hint += " Avoid SmoothQuant for these layers: it migrates activation outliers into the weights, making them worse.";
+  s.risk("torch.weight_stats.outliers", "medium",
+         std::to_string(quantized.size()) + (quantized.size() == 1 ? " quantized module has extreme" : " quantized modules have extreme") + " weight outliers (max > 50 standard deviations): " + join(shown) +
+             (quantized.size() > shown.size() ? ", ..." : "") + ".",
+         hint);
+}
+
+}  // namespace torch_rules
+}  // namespace quarkplan

@@ -1,0 +1,233 @@
+// The export format Quark writes and how the run is spread over devices.
+// Rules torch.export.format, torch.device.strategy.
+#include <algorithm>
+#include <fstream>
+
+#include "common/strings.h"
+#include "plan/rules.h"
+#include "plan/torch/rule_helpers.h"
+
+namespace quarkplan {
+
+namespace torch_rules {
+
+using namespace detail;
+
+namespace {
+
+// "1 is available", "2 are available".
+std::string available(int64_t n) { return std::to_string(n) + (n == 1 ? " is available" : " are available"); }
+
+}  // namespace
+
+void export_format(PlanState& s) {
+  std::string e = export_key(s);
+  const Json& ex = s.cat.torch()["exports"];
+  if (!ex.contains(e) || e == "about") {
+    s.error("export_format must be hf, gguf or onnx (got '" + e + "')");
+    return;
+  }
+  const Json& spec = ex[e];
+  s.plan["export_format"] = spec["flag"];
+  if (const Json* acc = s.accelerator; acc && (*acc).contains("llm_export") && (*acc)["llm_export"] != spec["flag"])
+    s.conflict("torch.export.format", "export_format",
+               "On " + hw_name(s) + ", LLMs run from a " + (*acc)["llm_export"].get<std::string>() + " checkpoint (" +
+                   (*acc).value("llm_export_why", std::string("the accelerator's own flow")) + "): Quark's " + e + " export does not run there.",
+               "--export hf");
+  std::string who = s.req.export_format.empty() && !s.choice("export_format") ? "The default: " : "Your choice: ";
+  s.reason("export_format", "torch.export.format", who + spec["flag"].get<std::string>() + (e == "hf" ? " (Hugging Face safetensors)" : ""));
+  const Json* sc = scheme(s);
+  if (!sc) return;
+  std::string name = (*sc)["name"];
+  if (spec["schemes"].is_array()) {
+    const Json& ok = spec["schemes"];
+    auto allowed = [&](const std::string& n) { return std::count(ok.begin(), ok.end(), n) > 0; };
+    if (!allowed(name)) {
+      // The closest exportable scheme: same family and native here, else native, else the first.
+      std::string closest;
+      for (int pass = 0; pass < 2 && closest.empty(); ++pass)
+        for (const auto& o : ok) {
+          const Json* osc = s.cat.torch_scheme(o.get<std::string>());
+          bool native = !s.accelerator || support_of(s, o.get<std::string>()) == "native";
+          if (osc && native && (pass == 1 || (*osc)["family"] == (*sc)["family"])) {
+            closest = o.get<std::string>();
+            break;
+          }
+        }
+      if (closest.empty() && !ok.empty()) closest = ok[0].get<std::string>();
+      s.conflict("torch.export.format", "global_scheme",
+                 "Quark's " + e + " export does not accept " + name + " (" + spec["source"].get<std::string>() + "; it accepts " +
+                     join(string_list(ok)) + ").",
+                 closest, true);
+    }
+    // Layer overrides must be exportable too; ONNX export cannot mix INT4 and INT8.
+    std::vector<std::string> override_schemes;
+    for (const auto& [k, v] : s.req.choices)
+      if (k.rfind("layer_quant_config.", 0) == 0 && v.is_string()) override_schemes.push_back(v);
+    if (const Json* c = s.choice("layer_quant_config"); c && c->is_object())
+      for (auto& [p, v] : c->items())
+        if (v.is_string()) override_schemes.push_back(v);
+    bool int4 = is_int4_weight_only(sc), int8 = (*sc)["family"] == "int8";
+    for (const auto& o : override_schemes) {
+      if (!allowed(o))
+        s.conflict("torch.export.format", "layer_quant_config", "Quark's " + e + " export does not accept the layer scheme " + o + ".",
+                   "drop the override or export to hf_format", true);
+      const Json* osc = s.cat.torch_scheme(o);
+      int4 = int4 || is_int4_weight_only(osc);
+      int8 = int8 || (osc && (*osc)["family"] == "int8");
+    }
+    if (spec.value("no_int4_with_int8", false) && int4 && int8)
+      s.conflict("torch.export.format", "layer_quant_config", "Quark's ONNX export does not support INT4 layers mixed with INT8 layers.",
+                 "one scheme for every layer, or export to hf_format", true);
+  }
+  if (spec.contains("model_types") && !std::count(spec["model_types"].begin(), spec["model_types"].end(), model_type(s)))
+    s.conflict("torch.export.format", "export_format",
+               "Quark's " + e + " export supports only " + join(string_list(spec["model_types"])) + " architectures, not " + model_type(s) + ".",
+               "--export hf (then convert with llama.cpp's own tools)", true);
+  if (spec.contains("needs_file") && model(s).contains("model_path")) {
+    // A tokenizer.model the exporter reads: only checkable when the files are here.
+    std::string dir = model(s)["model_path"];
+    if (s.analysis["model"].value("weights", Json::object()).value("source", "none") != "none" &&
+        !std::ifstream(dir + "/" + spec["needs_file"].get<std::string>()).good())
+      s.risk("torch.export.format", "high", "Quark's " + e + " exporter reads " + spec["needs_file"].get<std::string>() + ", which the model folder does not have.",
+             "Llama 3-style tokenizers (tokenizer.json only) cannot be exported to GGUF by Quark: export hf_format and convert with llama.cpp.");
+  }
+}
+
+void device_strategy(PlanState& s) {
+  const Json& fit = s.plan["estimates"].value("fit", Json(nullptr));
+  const Json* sc = scheme(s);
+  std::string hw = hw_name(s);
+  // File-to-file writes weights and their scales, shard by shard, on CUDA
+  // (catalog device_facts.file2file): every scheme it would write, global or
+  // per layer, must need neither input scales nor zero points.
+  std::string f2f_blocker;
+  std::vector<std::string> written = {sc ? (*sc)["name"].get<std::string>() : ""};
+  const Json layers = s.plan.value("layer_quant_config", Json::object());
+  for (auto& [p, v] : layers.items())
+    if (v.is_string()) written.push_back(v);
+  for (const auto& n : written) {
+    const Json* w = s.cat.torch_scheme(n);
+    if (!w || !f2f_blocker.empty()) continue;
+    if ((*w)["needs_calibration_data"] == true) f2f_blocker = "static activation scales (" + n + ")";
+    else if ((*w)["weight_symmetric"] == false) f2f_blocker = "zero points of asymmetric weights (" + n + ")";
+  }
+  if (f2f_blocker.empty() && s.plan["kv_cache_scheme"].is_string()) f2f_blocker = "a KV-cache scheme";
+  if (f2f_blocker.empty() && s.plan.value("export_format", "hf_format") != "hf_format")
+    f2f_blocker = "the " + s.plan["export_format"].get<std::string>() + " export";
+  if (f2f_blocker.empty() && hw == "cpu") f2f_blocker = "a CPU run (it always quantizes on cuda)";
+  // Only a default algorithm in the way: file-to-file can still run without it.
+  bool f2f_but_default_algorithm = sc && f2f_blocker.empty() && !algorithms_of(s).empty() && !s.choice("algorithm");
+  if (f2f_blocker.empty() && !algorithms_of(s).empty()) f2f_blocker = "algorithms (" + join(algorithms_of(s)) + ")";
+  bool f2f_eligible = sc && f2f_blocker.empty();
+  std::string strategy, why;
+  int64_t gpus_needed = 1;
+  const Json* c = s.choice("device_strategy");
+  if (c && !c->is_string()) {
+    s.error("device_strategy must be one of single, multi_gpu, multi_device, file2file, cpu");
+    return;
+  }
+  std::string want = c ? c->get<std::string>() : "";
+  if (!want.empty() && want != "single" && want != "multi_gpu" && want != "multi_device" && want != "file2file" && want != "cpu") {
+    s.error("device_strategy must be one of single, multi_gpu, multi_device, file2file, cpu (got '" + want + "')");
+    return;
+  }
+  if (fit.is_object()) gpus_needed = fit.value("calibration_accelerators", int64_t{1});
+  if (!want.empty()) {
+    strategy = want;
+    why = "Your choice";
+    if (want == "file2file" && !f2f_eligible)
+      s.conflict("torch.device.strategy", "device_strategy",
+                 "--file2file_quantization writes weights and scales shard by shard, without calibration, only as hf_format, on cuda: it cannot do " +
+                     f2f_blocker + ".",
+                 hw == "cpu" ? "cpu" : gpus_needed <= 1 ? "single" : "multi_gpu", true);
+    if (hw == "cpu" && (want == "multi_gpu" || want == "multi_device"))
+      s.conflict("torch.device.strategy", "device_strategy",
+                 "--" + want + " places the model with accelerate's device map, which overrides --device cpu: on a CPU the plan runs with --device cpu.",
+                 "cpu", true);
+    // Spreading over one device does nothing: the command names GPUs 0..N-1
+    // (CUDA_VISIBLE_DEVICES) from --gpus or the fit.
+    const int64_t spread = s.req.gpus > 0 ? s.req.gpus : gpus_needed;
+    if (hw != "cpu" && want == "multi_gpu" && spread < 2)
+      s.risk("torch.device.strategy", "medium",
+             "--multi_gpu over " + std::string(s.req.gpus > 0 ? "the 1 GPU you have" : "1 GPU (the model fits one, and no --gpus was given)") +
+                 " spreads nothing: the command makes only GPU 0 visible.",
+             "Give the GPUs to spread over with --gpus N, or keep device_strategy=single.");
+  } else if (hw == "cpu") {
+    strategy = "cpu";
+    why = "The CPU runs quantization (--device cpu; the script's default device is cuda)";
+  } else if (hw == "ryzen-ai") {
+    strategy = "single";
+    why = "Quantization runs on a Linux machine with an AMD Instinct or NVIDIA GPU (Ryzen AI's 'Preparing OGA Models' step 1); the Ryzen AI PC runs the exported model";
+  } else if (s.recipe && s.recipe->value("file2file", false) && f2f_eligible) {
+    strategy = "file2file";
+    why = "AMD's recipe (" + s.recipe_name + "): file-to-file, shard by shard (about one shard in memory)";
+  } else if (gpus_needed <= 1) {
+    strategy = "single";
+    why = fit.is_object() ? "Calibration fits one " + hw : "Single accelerator until the hardware is known";
+  } else if (f2f_eligible && s.accelerator_count > 0 && s.accelerator_count < gpus_needed) {
+    strategy = "file2file";
+    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + available(s.accelerator_count) + ": file-to-file quantization streams the shards instead (no calibration needed for " + (*sc)["name"].get<std::string>() + ")";
+  } else if (f2f_but_default_algorithm && s.accelerator_count > 0 && s.accelerator_count < gpus_needed) {
+    // The default algorithm needs the whole model in memory, which the
+    // accelerators available cannot hold: stream the shards without it.
+    strategy = "file2file";
+    std::string dropped = s.plan["algorithm"].get<std::string>();
+    why = "Calibration with " + dropped + " needs " + std::to_string(gpus_needed) + " x " + hw + " but " + available(s.accelerator_count) + ": file-to-file quantization streams the shards instead, without " + dropped;
+    s.plan["algorithm"] = nullptr;
+    s.reason("algorithm", "torch.device.strategy",
+             "None: the default " + dropped + " needs the whole model in memory (" + std::to_string(gpus_needed) + " x " + hw + "), and file-to-file applies none");
+    s.risk("torch.device.strategy", "medium",
+           (*sc)["name"].get<std::string>() + " without " + dropped + " rounds every weight to nearest: " + std::to_string(s.accelerator_count) + " x " + hw +
+               " cannot hold the model for " + dropped + ".",
+           "With " + std::to_string(gpus_needed) + " or more accelerators (--gpus), --algorithm " + dropped + " and device_strategy=multi_gpu.");
+  } else if (!f2f_eligible && algorithms_of(s).empty() && s.accelerator_count > 0 && s.accelerator_count < gpus_needed) {
+    // Static scales need calibration: CPU offload is the one way that fits.
+    strategy = "multi_device";
+    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + available(s.accelerator_count) + ", and file-to-file cannot do " + f2f_blocker + ": --multi_device offloads the rest to CPU memory (slow)";
+  } else {
+    strategy = "multi_gpu";
+    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " (--multi_gpu spreads the model)";
+  }
+  if (strategy == "multi_gpu" && s.accelerator_count > 0 && s.accelerator_count < gpus_needed)
+    s.risk("torch.device.strategy", "high",
+           "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but only " + available(s.accelerator_count) + " (" +
+               s.accelerator_count_source + ").",
+           f2f_eligible ? "Use file-to-file quantization (device_strategy=file2file), or run on a machine with more accelerators."
+                        : "Run on a machine with " + std::to_string(gpus_needed) + " accelerators, or use --multi_device (CPU offload: slow, no algorithms).");
+  if (strategy == "multi_device" && !algorithms_of(s).empty())
+    s.conflict("torch.device.strategy", "device_strategy",
+               "--multi_device offloads to CPU and, as its help text says, supports only quantization without algorithms (the plan has " +
+                   s.plan["algorithm"].get<std::string>() + ").",
+               gpus_needed <= 1 ? "single" : "multi_gpu");
+  // File-to-file loads about one shard and never calibrates: the calibration
+  // rows and the calibration-memory risk no longer apply.
+  if (strategy == "file2file") {
+    for (const char* row : {"calibration_dataset", "num_calib_data", "seq_len"})
+      if (s.reasons.contains(row)) s.reason(row, "torch.device.strategy", "Not used: file-to-file quantization does not calibrate (the command leaves it out)");
+    Json kept = Json::array();
+    for (auto r : s.risks) {
+      if (r["rule"] == "torch.fit.accelerators" && r["message"].get<std::string>().rfind("Calibration loads", 0) == 0) continue;
+      if (r["rule"] == "torch.pre_quantized.dequantized" && r["message"].get<std::string>().find("dequantizes it to BF16 on load") != std::string::npos) {
+        std::string m = model(s)["pre_quantized"];
+        r["message"] = "The checkpoint is already quantized (" + m + "). File-to-file dequantizes it shard by shard (FP8 sources with a Triton kernel on CUDA), so memory stays at about one shard, and the result is bounded by the " + m + " source's quality.";
+      }
+      kept.push_back(r);
+    }
+    s.risks = kept;
+  }
+  s.plan["device_strategy"] = strategy;
+  s.plan["accelerators_needed"] = fit.is_object() ? Json(gpus_needed) : Json(nullptr);
+  s.reason("device_strategy", "torch.device.strategy", why);
+  // Ryzen AI: what happens after Quark.
+  if (hw == "ryzen-ai") {
+    Json steps = Json::array();
+    if (s.recipe && s.recipe->contains("after_quark")) steps = (*s.recipe)["after_quark"];
+    s.plan["post_quark_steps"] = steps;
+    s.reason("post_quark_steps", "torch.device.strategy",
+             "AMD's Ryzen AI flow (\"Preparing OGA Models\"): export hf_format, then model_generate on the Ryzen AI PC, which builds the ONNX Runtime GenAI model from it");
+  }
+}
+
+}  // namespace torch_rules
+}  // namespace quarkplan

@@ -1,0 +1,40 @@
+// Helpers the Torch plan rules (src/plan/torch/*_rules.cc) share: the model and its
+// template, the plan's scheme, algorithms and export, and what the resolved
+// accelerator supports. Defined in rule_helpers.cc.
+#pragma once
+
+// Torch LLM plan rules (quark_contracts.md §4.5, rules 67-87, Quark's planning
+// guide for Torch), held to the hardware catalog (a default always runs
+// natively; emulation is a conflict the user must insist on) and to AMD's
+// published recipes (catalog amd_recipes). Every reason says whose choice it
+// was: "Your choice", "Quark's planning guide", "AMD's recipe (amd/...)", or
+// the rule's own finding.
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "plan/plan_state.h"
+
+namespace quarkplan {
+namespace torch_rules {
+namespace detail {
+
+const Json& model(const PlanState& s);
+std::string model_type(const PlanState& s);
+const Json* tmpl(const PlanState& s);
+const Json* scheme(const PlanState& s);
+std::string hw_name(const PlanState& s);
+std::vector<std::string> scheme_names(const PlanState& s);
+std::vector<std::string> algorithms_of(const PlanState& s);
+bool has_algorithm(const PlanState& s, std::initializer_list<const char*> names);
+// Support level of a scheme family on the resolved accelerator ("" when unknown).
+std::string support(const PlanState& s, const std::string& family);
+std::string support_of(const PlanState& s, const std::string& scheme_name);
+bool is_int4_weight_only(const Json* sc);
+// The export the plan writes: "hf", "gguf" or "onnx" (a catalog exports key).
+std::string export_key(const PlanState& s);
+
+}  // namespace detail
+}  // namespace torch_rules
+}  // namespace quarkplan

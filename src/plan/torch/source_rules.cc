@@ -1,0 +1,81 @@
+// What the model source itself decides: an incomplete analysis, a pre-quantized checkpoint,
+// a missing template, remote code. Rules torch.analysis.complete, torch.refuse.pre_quantized,
+// torch.pre_quantized.dequantized, torch.template.required, torch.remote_code.
+#include <algorithm>
+
+#include "common/units.h"
+#include "plan/rules.h"
+#include "plan/torch/rule_helpers.h"
+
+namespace quarkplan {
+
+namespace torch_rules {
+
+using namespace detail;
+
+void analysis_complete(PlanState& s) {
+  if (s.analysis["analysis_status"] != "partial") return;
+  for (const auto& r : s.analysis.value("partial_reasons", Json::array())) {
+    std::string why = r;
+    if (why.find("trust_remote_code") != std::string::npos) continue;  // remote_code asks its own question
+    if (why.find("Quark template") != std::string::npos || why.find("cannot quantize") != std::string::npos) continue;
+    s.question("The analysis is incomplete: " + why + ". Resolve it and re-run intake, or confirm planning without it.");
+  }
+}
+
+void refuse_pre_quantized(PlanState& s) {
+  if (!model(s)["pre_quantized"].is_string()) return;
+  std::string m = model(s)["pre_quantized"];
+  const Json& tc = s.cat.torch();
+  const Json& deq = tc["dequantizable_pre_quantized"];
+  if (std::count(deq.begin(), deq.end(), m)) return;  // planned with a risk (torch.pre_quantized.dequantized)
+  std::string hint = tc["pre_quantized_recovery"].contains(m) ? tc["pre_quantized_recovery"][m].get<std::string>()
+                                                              : tc["pre_quantized_recovery"]["*"].get<std::string>();
+  s.refused = true;
+  s.refusal = "The checkpoint is already quantized (quantization_config.quant_method = '" + m +
+              "'), in a form Quark cannot dequantize on load: no plan is produced. Recovery: " + hint;
+}
+
+void pre_quantized_dequantized(PlanState& s) {
+  if (!model(s)["pre_quantized"].is_string()) return;
+  std::string m = model(s)["pre_quantized"];
+  const Json& tc = s.cat.torch();
+  std::string hint = tc["pre_quantized_recovery"].contains(m) ? tc["pre_quantized_recovery"][m].get<std::string>()
+                                                              : tc["pre_quantized_recovery"]["*"].get<std::string>();
+  uint64_t params = model(s).value("total_params", uint64_t{0});
+  s.risk("torch.pre_quantized.dequantized", "high",
+         "The checkpoint is already quantized (" + m + "). Quark dequantizes it to BF16 on load (about " + format_bytes(params * 2) +
+             " in memory, not its " + format_bytes(model(s).value("size_bytes", uint64_t{0})) +
+             " on disk), so loading and calibration need that memory and the result is bounded by the " + m + " source's quality.",
+         hint);
+}
+
+void template_required(PlanState& s) {
+  if (model(s)["template_supported"].get<bool>()) return;
+  s.question("Model type '" + model_type(s) + "' has no Quark template: register one with LLMTemplate.register_template() "
+             "(kv_layers_name, q_layer_name, exclude_layers_name) and confirm its name, or pick a supported model.");
+}
+
+void remote_code(PlanState& s) {
+  bool needs = model(s).value("trust_remote_code", false);
+  bool approved = s.req.trust_remote_code || model(s).value("trust_remote_code_approved", false);
+  s.plan["trust_remote_code"] = needs && approved;
+  if (!needs) {
+    s.reason("trust_remote_code", "torch.remote_code",
+             s.req.trust_remote_code ? "Not needed, so your approval is not used: transformers implements '" + model_type(s) +
+                                           "' itself and the command keeps --no_trust_remote_code"
+                                     : "Not needed: --no_trust_remote_code");
+    return;
+  }
+  if (approved) {
+    s.reason("trust_remote_code", "torch.remote_code", "Your choice: approved, the model repository's code will run");
+    s.risk("torch.remote_code", "high", "The plan runs the model repository's own Python code (trust_remote_code).",
+           "Review the repository's modeling files before executing the plan.");
+  } else {
+    s.reason("trust_remote_code", "torch.remote_code", "Needed but not approved: the command keeps --no_trust_remote_code");
+    s.question("The model needs trust_remote_code (its config has an auto_map): approve running the repository's code with --trust-remote-code?");
+  }
+}
+
+}  // namespace torch_rules
+}  // namespace quarkplan
