@@ -33,7 +33,8 @@ const IntakeCheck* find_intake_check(const std::string& id);
 // The one-line purpose of a rule or an intake check; nullptr for neither.
 const char* documented_purpose(const std::string& id);
 
-// Defined in rules_onnx.cc / torch/*_rules.cc, listed by rule_registry().
+// Defined in onnx/*_rules.cc and torch/*_rules.cc (one file per rule family),
+// listed by rule_registry().
 namespace onnx_rules {
 void analysis_complete(PlanState&);
 void refuse_already_quantized(PlanState&);

@@ -1,0 +1,225 @@
+// ONNX NPU flags and shapes: the NPU modes, power-of-two scales, NHWC layout and static shapes —
+// onnx.npu.flags_tied, onnx.npu_cnn.pof2_calibration, onnx.combination.xint8_without_pof2,
+// onnx.npu_cnn.nhwc, onnx.npu.static_shapes (with make_fixed_command).
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/strings.h"
+#include "plan/fix_shapes.h"
+#include "plan/onnx/rule_helpers.h"
+#include "plan/rules.h"
+
+namespace quarkplan::onnx_rules {
+
+using detail::onnx_facts;
+using detail::target;
+using detail::preset;
+using detail::spec;
+
+void npu_flags_tied(PlanState& s) {
+  std::string t = target(s);
+  bool cnn = t == "npu_cnn", tr = t == "npu_transformer";
+  // An NPU preset checked on the CPU or a GPU keeps its NPU mode: the point is
+  // to run the very model the NPU would get (catalog: emulated_families).
+  const Json* tj = t.empty() ? nullptr : s.cat.onnx_target(t);
+  if (const Json* p = preset(s); p && tj && tj->contains("emulated_families") && (*tj)["emulated_families"].contains((*p)["family"].get<std::string>())) {
+    cnn = cnn || (*p)["enable_npu_cnn"].get<bool>();
+    tr = tr || (*p)["enable_npu_transformer"].get<bool>();
+  }
+  for (auto [key, want] : {std::pair<const char*, bool>{"onnx_specific.enable_npu_cnn", cnn}, {"onnx_specific.enable_npu_transformer", tr}}) {
+    if (const Json* c = s.choice(key); c && c->is_boolean() && c->get<bool>() != want)
+      s.conflict("onnx.npu.flags_tied", key, std::string(key) + " must equal (deployment_target == " + (cnn || std::string(key).find("cnn") != std::string::npos ? "npu_cnn" : "npu_transformer") + ").",
+                 std::string(key) + "=" + (want ? "true" : "false"));
+  }
+  spec(s)["enable_npu_cnn"] = cnn;
+  spec(s)["enable_npu_transformer"] = tr;
+  s.reason("onnx_specific.enable_npu_cnn", "onnx.npu.flags_tied",
+           cnn ? (t == "npu_cnn" ? "Target is npu_cnn" : "The NPU CNN model, run on " + (t == "cpu" ? std::string("the CPU") : t) + " to check its accuracy") : "Tied to the target: only npu_cnn");
+  s.reason("onnx_specific.enable_npu_transformer", "onnx.npu.flags_tied",
+           tr ? (t == "npu_transformer" ? "Target is npu_transformer" : "The NPU transformer model, run on " + (t == "cpu" ? std::string("the CPU") : t) + " to check its accuracy")
+              : "Tied to the target: only npu_transformer");
+}
+
+void npu_cnn_pof2(PlanState& s) {
+  if (target(s) != "npu_cnn" || !s.plan["calibration"]["method"].is_string()) return;
+  std::string m = s.plan["calibration"]["method"];
+  const Json* mj = s.cat.onnx_calibration(m);
+  if (mj && (*mj)["power_of_two"].get<bool>()) return;
+  s.conflict("onnx.npu_cnn.pof2_calibration", "calibration.method",
+             "Calibration " + m + " gives non-power-of-two scales, which the AMD NPU CNN runtime rejects.", "PowerOfTwo_MinMSE");
+}
+
+void xint8_pof2(PlanState& s) {
+  const Json* p = preset(s);
+  if (!p || target(s) == "npu_cnn" || !(*p)["power_of_two"].get<bool>() || !s.plan["calibration"]["method"].is_string()) return;
+  const Json* mj = s.cat.onnx_calibration(s.plan["calibration"]["method"]);
+  if (mj && !(*mj)["power_of_two"].get<bool>())
+    s.risk("onnx.combination.xint8_without_pof2", "high",
+           (*p)["name"].get<std::string>() + " without power-of-two calibration loses the scales the NPU needs.",
+           "Use PowerOfTwo_MinMSE (or pick A8W8 for non-NPU targets).");
+}
+
+void npu_cnn_nhwc(PlanState& s) {
+  if (target(s) != "npu_cnn") return;
+  Json& extra = spec(s)["extra_options"];
+  if (onnx_facts(s)["input_layout_guess"] != "NCHW") return;
+  // Quark's convert_nchw_to_nhwc skips a 4-D input whose C, H or W is not an
+  // integer, and its pre-process runs it before FixShapes: only shapes fixed
+  // in the model file reach it.
+  std::vector<std::string> skipped = nhwc_skipped_inputs(onnx_facts(s));
+  const Json* chosen = s.choice("onnx_specific.extra_options.ConvertNCHWToNHWC");
+  if (!skipped.empty()) {
+    if (!chosen) {
+      extra["ConvertNCHWToNHWC"] = false;
+      s.reason("onnx_specific.extra_options.ConvertNCHWToNHWC", "onnx.npu_cnn.nhwc",
+               "Quark cannot convert " + join(skipped, "; ") + " to NHWC: its convert_nchw_to_nhwc needs integer C, H and W and runs before FixShapes");
+    }
+    std::string model = s.analysis["model"].value("model_path", "model.onnx");
+    std::string file = model.substr(model.find_last_of('/') == std::string::npos ? 0 : model.find_last_of('/') + 1);
+    std::string base = file.size() > 5 && file.ends_with(".onnx") ? file.substr(0, file.size() - 5) : file;
+    std::vector<std::string> all;
+    for (const auto& sl : fix_shapes_slots(onnx_facts(s), false)) all.push_back(sl.text());
+    s.risk("onnx.npu_cnn.nhwc", "high",
+           "Inputs are NCHW with dynamic C, H or W (" + join(skipped, "; ") +
+               "): Quark's NCHW-to-NHWC conversion skips them (it runs before FixShapes), so the quantized model stays NCHW, which the NPU CNN target does not expect.",
+           "Fix the shapes in the model file first: python -m quark.onnx.tools.fix_shapes --input_model_path " + file + " --output_model_path " + base +
+               "_fixed.onnx --fix_shapes '" + join(all, ";") + "' (each ? replaced; or onnxruntime's python -m onnxruntime.tools.make_dynamic_shape_fixed), then run quarkplan intake on " +
+               base + "_fixed.onnx and plan it: ConvertNCHWToNHWC then converts.");
+    return;
+  }
+  if (!chosen) {
+    extra["ConvertNCHWToNHWC"] = true;
+    s.reason("onnx_specific.extra_options.ConvertNCHWToNHWC", "onnx.npu_cnn.nhwc",
+             "Inputs are NCHW and the NPU CNN target needs NHWC: Quark converts before quantizing");
+    s.risk("onnx.npu_cnn.nhwc", "medium", "Inputs are NCHW; the NPU CNN target needs NHWC (ConvertNCHWToNHWC is set).",
+           "Or convert first: python -m quark.onnx.tools.convert_nchw_to_nhwc, then re-run intake (node names change after conversion).");
+  }
+}
+
+// onnxruntime's tool that writes fixed dims into the model file, for models
+// FixShapes cannot describe (a scalar or shapeless input or output).
+std::string make_fixed_command(const Json& facts, const std::string& model) {
+  std::set<std::string> params;
+  std::vector<std::pair<std::string, std::string>> unnamed;  // input, its shape with <?> where unnamed
+  for (const auto& in : facts.value("inputs", Json::array())) {
+    if (!in["shape"].is_array()) continue;
+    bool anonymous = false;
+    std::string dims;
+    for (const auto& d : in["shape"]) {
+      bool known = d.is_number_integer() && d.get<int64_t>() > 0;
+      if (d.is_string() && d != "?") params.insert(d.get<std::string>());
+      else if (!known) anonymous = true;
+      dims += (dims.empty() ? "" : ",") + (known ? std::to_string(d.get<int64_t>()) : d.is_string() && d != "?" ? "<" + d.get<std::string>() + ">" : "<?>");
+    }
+    if (anonymous) unnamed.emplace_back(in["name"].get<std::string>(), dims);
+  }
+  std::string stem = model;
+  if (size_t slash = stem.find_last_of('/'); slash != std::string::npos) stem = stem.substr(slash + 1);
+  std::string base = stem.size() > 5 && stem.ends_with(".onnx") ? stem.substr(0, stem.size() - 5) : stem;
+  // One command per dim_param or unnamed input, each after the one before
+  // (the first reads the model, the others the fixed copy).
+  std::string cmd, fixed = base + "_fixed.onnx";
+  auto add = [&](const std::string& args) {
+    cmd += std::string(cmd.empty() ? "" : "; ") + "python -m onnxruntime.tools.make_dynamic_shape_fixed " + args + " " + (cmd.empty() ? stem : fixed) + " " + fixed;
+  };
+  for (const auto& p : params) add("--dim_param " + p + " --dim_value <size>");
+  for (const auto& [n, dims] : unnamed) add("--input_name " + n + " --input_shape " + dims);
+  return cmd;
+}
+
+void dynamic_dims_npu(PlanState& s) {
+  std::string t = target(s);
+  const Json& facts = onnx_facts(s);
+  // The inputs and outputs as Quark's FixShapes step sees them: its
+  // pre-process converts NCHW to NHWC first when the plan asks for it.
+  const Json& extra = spec(s)["extra_options"];
+  bool nhwc = extra.is_object() && extra.contains("ConvertNCHWToNHWC") && extra["ConvertNCHWToNHWC"].is_boolean() &&
+              extra["ConvertNCHWToNHWC"].get<bool>();
+  std::vector<ShapeSlot> slots = fix_shapes_slots(facts, nhwc);
+  std::vector<std::string> unusable;  // scalar or shapeless: no FixShapes form
+  for (const auto& sl : slots)
+    if (!sl.expressible()) unusable.push_back(std::string(sl.output ? "output" : "input") + " '" + sl.name + "' (" + (sl.shaped ? "a scalar" : "no declared shape") + ")");
+  std::string model = s.analysis["model"].value("model_path", "model.onnx");
+  std::string fixed_in_file = "fix the shapes in the model file with onnxruntime's tool (" + make_fixed_command(facts, model) + ") and re-run intake";
+  auto all_text = [&] {
+    std::vector<std::string> v;
+    for (const auto& sl : slots) v.push_back(sl.text());
+    return join(v, ";");
+  };
+  std::string after = nhwc ? " (as Quark sees them after ConvertNCHWToNHWC)" : "";
+  // A FixShapes answer must name every input and output, each with its rank.
+  if (const Json* c = s.choice("onnx_specific.extra_options.FixShapes")) {
+    if (!c->is_string()) {
+      s.error("extra option FixShapes takes a string like 'x:[1,3,224,224];y:[1,1000]', not " + c->dump());
+      return;
+    }
+    std::vector<FixedShape> shapes;
+    try {
+      shapes = parse_fix_shapes(*c);
+    } catch (const std::invalid_argument& e) {
+      s.error(e.what());
+      return;
+    }
+    if (!unusable.empty()) {
+      s.error("FixShapes cannot fix this model: Quark's fix_input_and_output_shapes needs every input and output, and " + join(unusable, ", ") +
+              " has no FixShapes form; " + fixed_in_file);
+      return;
+    }
+    std::map<std::string, const ShapeSlot*> known;
+    for (const auto& sl : slots) known.emplace(sl.name, &sl);
+    std::vector<std::string> names;
+    for (auto& [n, j] : known) names.push_back(n);
+    std::set<std::string> fixed;
+    for (const auto& fs : shapes) {
+      auto it = known.find(fs.name);
+      if (it == known.end()) {
+        s.error("FixShapes names '" + fs.name + "', which is not an input or output of the model" + after + did_you_mean(fs.name, names) + "; expected " +
+                all_text());
+        continue;
+      }
+      const ShapeSlot& sl = *it->second;
+      if (sl.dims.size() != fs.dims.size()) {
+        s.error("FixShapes gives '" + fs.name + "' " + std::to_string(fs.dims.size()) + " dimensions, but it has " + std::to_string(sl.dims.size()) + " (" +
+                sl.text() + ")" + after);
+        continue;
+      }
+      for (size_t i = 0; i < fs.dims.size(); ++i)
+        if (sl.dims[i] > 0 && sl.dims[i] != fs.dims[i])
+          s.error("FixShapes sets dimension " + std::to_string(i) + " of '" + fs.name + "' to " + std::to_string(fs.dims[i]) + ", but the model fixes it at " +
+                  std::to_string(sl.dims[i]) + after);
+      fixed.insert(fs.name);
+    }
+    // Quark looks every input and output up by name: one left out is a
+    // KeyError, which its pre-process logs and skips, leaving every shape dynamic.
+    std::vector<std::string> missing;
+    for (const auto& sl : slots)
+      if (!fixed.count(sl.name)) missing.push_back(std::string(sl.output ? "output " : "input ") + sl.text());
+    if (!missing.empty()) {
+      s.error("FixShapes leaves out " + join(missing, ", ") + after +
+              ": Quark's fix_input_and_output_shapes needs every input and output (it stops at the first one missing and the shapes stay dynamic); give " +
+              all_text() + " with each ? replaced");
+      return;
+    }
+    spec(s)["extra_options"]["FixShapes"] = format_fix_shapes(shapes);
+    s.reason("onnx_specific.extra_options.FixShapes", "onnx.npu.static_shapes", "Your deployment shapes for every input and output, checked against the model");
+    return;
+  }
+  if ((t != "npu_cnn" && t != "npu_transformer") || !facts["has_dynamic_dims"].get<bool>()) return;
+  // Name the real inputs with their known dims; ask for every input and output.
+  std::vector<std::string> dyn, fixed;
+  for (const auto& sl : slots)
+    if (!sl.output) (sl.dynamic() ? dyn : fixed).push_back(sl.text());
+  std::string head = "The NPU needs static shapes. Dynamic inputs: " + join(dyn, "; ") + (fixed.empty() ? "" : " (already static: " + join(fixed, "; ") + ")") + ". ";
+  if (!unusable.empty()) {
+    s.question(head + "Quark's FixShapes cannot describe " + join(unusable, ", ") + ", so " + fixed_in_file + ".");
+    return;
+  }
+  s.question(head + "Quark's FixShapes needs every input and output" + after + ": give each ? its deployment size with --set onnx_specific.extra_options.FixShapes='" +
+             all_text() + "' (the ? replaced), or run quark.onnx.tools.fix_shapes and re-run intake.");
+}
+
+}  // namespace quarkplan::onnx_rules

@@ -1,0 +1,377 @@
+// ONNX options: the onnx_specific settings and extra options, providers, evaluation and estimates —
+// onnx.external_data.over_2gb, onnx.nodes.check, onnx.op_types.check, onnx.opset.upgrade, onnx.fp16.convert,
+// onnx.subgraphs, onnx.extra_options.check, onnx.execution_providers, onnx.evaluation_intent, onnx.estimates.weights.
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/strings.h"
+#include "plan/estimates.h"
+#include "plan/onnx/rule_helpers.h"
+#include "plan/onnx_weights.h"
+#include "plan/rules.h"
+
+namespace quarkplan::onnx_rules {
+
+using detail::onnx_facts;
+using detail::target;
+using detail::preset;
+using detail::spec;
+
+void external_data(PlanState& s) {
+  double gb = s.analysis["model"]["estimated_size_gb"].get<double>();
+  bool want = gb > 2.0;
+  if (const Json* c = s.choice("onnx_specific.use_external_data_format"); c && c->is_boolean() && c->get<bool>() != want) {
+    if (want)
+      s.conflict("onnx.external_data.over_2gb", "onnx_specific.use_external_data_format",
+                 "The model is " + std::to_string(gb) + " GB: protobuf cannot hold more than 2 GB, so the quantized model must use external data.",
+                 "use_external_data_format=true");
+    else
+      s.risk("onnx.external_data.over_2gb", "low", "External data chosen for a model under 2 GB: an extra .onnx_data file to ship.", "Keep it false unless your runtime needs it.");
+    spec(s)["use_external_data_format"] = c->get<bool>();
+    s.reason("onnx_specific.use_external_data_format", "onnx.external_data.over_2gb", "Your choice");
+    return;
+  }
+  spec(s)["use_external_data_format"] = want;
+  s.reason("onnx_specific.use_external_data_format", "onnx.external_data.over_2gb",
+           want ? "Model is over 2 GB: the output needs external data" : "Model is under 2 GB");
+}
+
+void node_names(PlanState& s) {
+  std::vector<std::string> names = string_list(onnx_facts(s).value("node_names", Json::array()));
+  std::set<std::string> known(names.begin(), names.end());
+  auto check = [&](const std::string& key, const Json& list) {
+    for (const auto& n : list) {
+      if (!n.is_string()) {
+        s.error(key + " must list node names (strings)");
+        continue;
+      }
+      if (!known.count(n)) s.error(key + ": no node named '" + n.get<std::string>() + "' in the graph" + did_you_mean(n, names));
+    }
+  };
+  for (const char* key : {"onnx_specific.nodes_to_exclude", "onnx_specific.nodes_to_quantize"}) {
+    std::string k = key;
+    const Json* c = s.choice(k);
+    std::string field = k.substr(k.find('.') + 1);
+    if (!c || c->is_null()) {
+      spec(s)[field] = nullptr;
+      continue;
+    }
+    Json list = c->is_string() ? Json::array({*c}) : *c;
+    check(k, list);
+    spec(s)[field] = list;
+    s.reason(k, "onnx.nodes.check", "Your choice; every name found in the graph");
+  }
+  spec(s)["subgraphs_to_exclude"] = Json::array();
+  if (const Json* c = s.choice("onnx_specific.subgraphs_to_exclude")) {
+    if (!c->is_array()) {
+      s.error("onnx_specific.subgraphs_to_exclude must be a list of [start_nodes, end_nodes] pairs");
+      return;
+    }
+    for (const auto& pair : *c) {
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_array() || !pair[1].is_array()) {
+        s.error("onnx_specific.subgraphs_to_exclude: each entry is [[start nodes], [end nodes]]");
+        continue;
+      }
+      check("onnx_specific.subgraphs_to_exclude", pair[0]);
+      check("onnx_specific.subgraphs_to_exclude", pair[1]);
+    }
+    spec(s)["subgraphs_to_exclude"] = *c;
+    s.reason("onnx_specific.subgraphs_to_exclude", "onnx.nodes.check", "Your choice; every boundary node found in the graph");
+  }
+  // exclude never contains a node the plan also quantizes.
+  if (spec(s)["nodes_to_exclude"].is_array() && spec(s)["nodes_to_quantize"].is_array())
+    for (const auto& n : spec(s)["nodes_to_exclude"])
+      if (std::count(spec(s)["nodes_to_quantize"].begin(), spec(s)["nodes_to_quantize"].end(), n))
+        s.error("node '" + n.get<std::string>() + "' is both in nodes_to_exclude and nodes_to_quantize");
+}
+
+void op_types(PlanState& s) {
+  const Json* c = s.choice("onnx_specific.op_types_to_quantize");
+  if (!c || c->is_null()) {
+    spec(s)["op_types_to_quantize"] = nullptr;
+    s.reason("onnx_specific.op_types_to_quantize", "onnx.op_types.check", "null: every op type the preset supports");
+    return;
+  }
+  Json list = c->is_string() ? Json::array({*c}) : *c;
+  std::vector<std::string> present;
+  for (auto& [k, v] : s.analysis["quantization_targets"]["onnx_specific"]["op_counts"].items()) present.push_back(k);
+  for (const auto& op : list)
+    if (!op.is_string() || !std::count(present.begin(), present.end(), op.get<std::string>()))
+      s.error("onnx_specific.op_types_to_quantize: the graph has no '" + (op.is_string() ? op.get<std::string>() : op.dump()) +
+              "' op" + (op.is_string() ? did_you_mean(op, present) : ""));
+  spec(s)["op_types_to_quantize"] = list;
+  s.reason("onnx_specific.op_types_to_quantize", "onnx.op_types.check", "Your choice; every op type is in the graph");
+}
+
+void opset_upgrade(PlanState& s) {
+  for (const auto& o : onnx_facts(s)["opsets"])
+    if (o["domain"] == "ai.onnx" && o["version"].get<int64_t>() < 13 && !s.choice("onnx_specific.extra_options.ConvertOpsetVersion")) {
+      spec(s)["extra_options"]["ConvertOpsetVersion"] = 13;
+      s.reason("onnx_specific.extra_options.ConvertOpsetVersion", "onnx.opset.upgrade",
+               "ai.onnx opset " + o["version"].dump() + " is below 13, which QDQ needs: Quark converts to 13 first");
+    }
+}
+
+void fp16_model(PlanState& s) {
+  const Json& by = onnx_facts(s)["weights"]["by_dtype"];
+  if (by.contains("float16") && !by.contains("float32") && !s.choice("onnx_specific.extra_options.ConvertFP16ToFP32")) {
+    spec(s)["extra_options"]["ConvertFP16ToFP32"] = true;
+    s.reason("onnx_specific.extra_options.ConvertFP16ToFP32", "onnx.fp16.convert", "FP16 model: calibrate in FP32 (Quark converts first)");
+  }
+}
+
+void subgraphs(PlanState& s) {
+  if (onnx_facts(s)["subgraph_count"].get<uint64_t>() == 0) return;
+  const Json* p = preset(s);
+  PresetWeights w = p ? preset_weights(s.analysis, s.cat, *p) : PresetWeights{};
+  const Json* c = s.choice("onnx_specific.extra_options.EnableSubgraph");
+  bool declined = c && c->is_boolean() && !c->get<bool>();
+  if (w.recurses_into_subgraphs) return;  // MatMulNBits walks If/Loop bodies by itself
+  std::string name = p ? (*p)["name"].get<std::string>() : "";
+  if (w.only_in_subgraphs()) {
+    std::string where = std::to_string(w.sub_params) + " weights (" + std::to_string(w.sub_nodes) + " nodes) that " + name +
+                        " quantizes all sit inside If/Loop/Scan bodies";
+    if (declined) {
+      s.risk("onnx.subgraphs", "high", "The " + where + ", and EnableSubgraph is off: the plan quantizes nothing.",
+             "Set EnableSubgraph=true, or quantize a model exported without control flow.");
+      return;
+    }
+    if (!c) {
+      spec(s)["extra_options"]["EnableSubgraph"] = true;
+      s.reason("onnx_specific.extra_options.EnableSubgraph", "onnx.subgraphs",
+               "The " + where + ": Quark quantizes them only with EnableSubgraph");
+    }
+    if (p && !(*p)["dynamic"].get<bool>())
+      s.risk("onnx.subgraphs", "medium",
+             "Quark (after ONNX Runtime) documents EnableSubgraph as supported in dynamic mode; static QDQ inside If bodies is not documented.",
+             "Check the quantized model holds QDQ nodes inside its If bodies; if not, use UINT8_DYNAMIC_QUANT (cpu) or a model exported without If.");
+    return;
+  }
+  if (c) return;
+  if (w.known && w.sub_params == 0) return;  // nothing the preset quantizes lives in a subgraph
+  std::string what = w.known ? std::to_string(w.sub_params) + " of the preset's weights (" + std::to_string(w.sub_nodes) + " nodes) sit"
+                             : "Ops sit";
+  s.risk("onnx.subgraphs", "low", what + " inside If/Loop/Scan subgraphs and stay in float unless EnableSubgraph is set.",
+         "--set onnx_specific.extra_options.EnableSubgraph=true to quantize them too.");
+}
+
+void extra_options(PlanState& s) {
+  Json& extra = spec(s)["extra_options"];
+  const Json& known = s.cat.onnx()["extra_options"];
+  std::vector<std::string> names;
+  for (auto& [k, v] : known.items()) names.push_back(k);
+  auto type_ok = [](const Json& v, const std::string& t) {
+    return (t == "boolean" && v.is_boolean()) || (t == "string" && v.is_string()) || (t == "integer" && v.is_number_integer()) ||
+           (t == "number" && v.is_number()) || (t == "array" && v.is_array()) || (t == "object" && v.is_object());
+  };
+  // Keys Quark would overwrite or ignore for this plan are refused, not kept.
+  const Json& ru = s.cat.onnx()["extra_option_rules"];
+  const Json* p = preset(s);
+  bool qconfig_route = p && (*p)["quark_api"]["route"] == "qconfig" && !spec(s)["enable_npu_transformer"].get<bool>();
+  auto set = [&](const std::string& key, const Json& value) {
+    if (ru["overwritten_on_qconfig"].contains(key) && (qconfig_route || !known.contains(key))) {
+      const Json hints = ru.value("overwritten_hint", Json::object());
+      s.error("extra option " + key + " would be ignored: " + ru["overwritten_on_qconfig"][key].get<std::string>() +
+              (hints.contains(key) ? "; " + hints[key].get<std::string>() : std::string()));
+      return;
+    }
+    // Options Quark reads only with a route or data type of its own: on
+    // another preset they change the route or are ignored.
+    if (const Json np = ru.value("needs_preset_option", Json::object()); np.contains(key) && np[key].is_object()) {
+      const Json& rule = np[key];
+      std::string opt = rule["preset_option"];
+      bool preset_has = p && (*p)["extra_options"].contains(opt);
+      if (!preset_has && value != Json(false)) {
+        s.conflict("onnx.extra_options.check", "onnx_specific.extra_options." + key,
+                   "Extra option " + key + " on " + (p ? (*p)["name"].get<std::string>() : std::string("this preset")) + ": " +
+                       rule["why"].get<std::string>() + ".",
+                   rule["instead"].get<std::string>(), true);
+        return;
+      }
+    }
+    // A dict the preset already sets: Quark uses the given dict as-is, so the
+    // user's keys go over the preset's (nothing dropped), and the keys that
+    // define the preset's data type stay the preset's.
+    if (const Json fk = ru.value("format_keys", Json::object()); p && value.is_object() && fk.contains(key) && (*p)["extra_options"].contains(key)) {
+      const Json& base = (*p)["extra_options"][key];
+      for (const auto& kj : fk[key]) {
+        const std::string k = kj.get<std::string>();
+        if (value.contains(k) && base.value(k, Json()) != value[k]) {
+          s.conflict("onnx.extra_options.check", "onnx_specific.extra_options." + key,
+                     "Extra option " + key + "." + k + "=" + value[k].dump() + " changes the data type " + (*p)["name"].get<std::string>() +
+                         " is named for (" + k + "=" + base.value(k, Json()).dump() +
+                         "): the table and the estimate would no longer say what Quark does.",
+                     "the preset with the data type you want (quarkplan catalog onnx)", true);
+          return;
+        }
+      }
+      Json merged = base;
+      for (auto& [k, v] : value.items()) merged[k] = v;
+      extra[key] = merged;
+      s.reason("onnx_specific.extra_options." + key, "onnx.extra_options.check",
+               "Your keys over " + (*p)["name"].get<std::string>() + "'s own (the whole dict is printed: Quark uses a given dict as-is)");
+      return;
+    }
+    // Calibration settings Quark reads only for their calibration method.
+    if (const Json nc = ru.value("needs_calibration", Json::object()); nc.contains(key) && nc[key].is_array()) {
+      const Json& m = s.plan["calibration"]["method"];
+      if (!m.is_string() || !std::count(nc[key].begin(), nc[key].end(), m)) {
+        std::vector<std::string> need = string_list(nc[key]);
+        s.conflict("onnx.extra_options.check", "onnx_specific.extra_options." + key,
+                   "Extra option " + key + " does nothing here: calibration is " + (m.is_string() ? m.get<std::string>() : std::string("not decided")) +
+                       ", and Quark reads " + key + " only for " + join(need, " or ") + " calibration.",
+                   "--set calibration.method=" + need[0] + " with it, or drop " + key, true);
+        return;
+      }
+    }
+    if (ru["needs_algorithm"].contains(key)) {
+      std::vector<std::string> need = string_list(ru["needs_algorithm"][key]);
+      bool have = false;
+      for (const auto& a : need) {
+        have = have || std::count(s.plan["algorithms"].begin(), s.plan["algorithms"].end(), a) > 0;
+        if (p && (*p)["fast_finetune"] == a) have = true;
+        if (p && a == "AutoMixprecision" && (*p)["auto_mixprecision"].get<bool>()) have = true;
+      }
+      if (!have) {
+        s.error("extra option " + key + " does nothing without " + join(need, " or ") + " in the algorithms (Quark reads it only for them); add --algorithm " +
+                need[0] + " instead");
+        return;
+      }
+    }
+    if (key == "EnableNPUCnn") {
+      s.error("extra option EnableNPUCnn follows onnx_specific.enable_npu_cnn, which is tied to the deployment target; set the target instead");
+      return;
+    }
+    // Keys Quark reads a plan row from (the plan writes the row into them):
+    // a second value would contradict the row the table shows.
+    if (const Json sbp = ru.value("set_by_plan", Json::object()); sbp.contains(key) && sbp[key].is_string()) {
+      std::string row = sbp[key];
+      s.error("extra option " + key + " is where Quark reads the plan's " + row + " row, which the plan fills in itself; choose it with --set " + row +
+              "=... instead");
+      return;
+    }
+    if (!known.contains(key)) {
+      s.error("unknown extra option '" + key + "'" + did_you_mean(key, names));
+      return;
+    }
+    if (!type_ok(value, known[key])) {
+      s.error("extra option " + key + " takes a " + known[key].get<std::string>() + ", not " + value.dump());
+      return;
+    }
+    extra[key] = value;
+    s.reason("onnx_specific.extra_options." + key, "onnx.extra_options.check", "Your choice");
+  };
+  if (const Json* c = s.choice("onnx_specific.extra_options")) {
+    if (!c->is_object()) s.error("onnx_specific.extra_options must be a JSON object");
+    else
+      for (auto& [k, v] : c->items()) set(k, v);
+  }
+  for (const auto& [k, v] : s.req.choices)
+    if (k.rfind("onnx_specific.extra_options.", 0) == 0) set(k.substr(28), v);
+  s.reason("onnx_specific.extra_options", "onnx.extra_options.check",
+           extra.empty() ? "None needed: the preset's own options apply" : "Only what this model needs; each key explained below");
+}
+
+void execution_providers(PlanState& s) {
+  std::string t = target(s);
+  const Json* tj = t.empty() ? nullptr : s.cat.onnx_target(t);
+  Json eps = tj ? (*tj)["execution_providers"] : Json::array({"CPUExecutionProvider"});
+  bool chosen = false;
+  if (const Json* c = s.choice("onnx_specific.execution_providers"); c && c->is_array()) {
+    eps = *c;
+    chosen = true;
+    // onnxruntime rejects a provider name it does not know when the session
+    // is created: a misspelt name is an input error, not a plan.
+    const Json& known = s.cat.onnx().value("known_execution_providers", Json::object()).value("names", Json::array());
+    for (const auto& ep : *c) {
+      std::string name = ep.is_string() ? ep.get<std::string>() : ep.dump();
+      if (!known.empty() && std::find(known.begin(), known.end(), Json(name)) == known.end())
+        s.error("onnx_specific.execution_providers names '" + name + "', which is not an onnxruntime execution provider" +
+                did_you_mean(name, known.get<std::vector<std::string>>()));
+    }
+    if (c->empty()) s.error("onnx_specific.execution_providers is empty: onnxruntime needs at least one provider (CPUExecutionProvider)");
+  }
+  // The install result says which providers this onnxruntime has: calibration
+  // can only use those, and the target's own must be there to run the result.
+  std::string why = chosen ? "Your choice" : t.empty() ? "CPU until the target is known" : "The calibration providers of " + t;
+  // A failed install: nothing quantizes on this machine until it is fixed.
+  if (s.req.install_status == "failed")
+    s.risk("onnx.execution_providers", "high",
+           "onnx_install_result.json says the install failed" +
+               (s.req.install_failure_reason.empty() ? std::string() : " (" + s.req.install_failure_reason + ")") +
+               ": Quark and onnxruntime are not known to work on this machine, so the plan cannot run here yet.",
+           "Fix the install with quark-onnx-install, then re-run with the new install result.");
+  if (s.req.available_providers && tj) {
+    const auto& have = *s.req.available_providers;
+    auto present = [&](const std::string& ep) { return std::count(have.begin(), have.end(), ep) > 0; };
+    Json usable = Json::array();
+    std::vector<std::string> missing;
+    for (const auto& ep : eps) {
+      if (present(ep)) usable.push_back(ep);
+      else missing.push_back(ep.get<std::string>());
+    }
+    if (!missing.empty() && !chosen) {
+      eps = usable.empty() ? Json::array({"CPUExecutionProvider"}) : usable;
+      why += "; " + join(missing) + " missing from this onnxruntime (onnx_install_result.json), so calibration runs on " + join(string_list(eps));
+    }
+    std::vector<std::string> deploy = string_list(tj->value("deployment_execution_providers", Json::array()));
+    bool any = deploy.empty();
+    for (const auto& d : deploy) any = any || present(d);
+    // The provider the install result's accelerator tag is expected to give
+    // for this target (catalog install_expected_providers): on ROCm 7.x,
+    // target rocm means CPU onnxruntime by design, not a missing ROCm provider.
+    std::string expected, expected_tag;
+    size_t best = 0;
+    for (const auto& e : s.cat.onnx().value("install_expected_providers", Json::object()).value("by_accelerator_tag", Json::array())) {
+      std::string prefix = e.value("tag_prefix", "");
+      const Json targets = e.value("targets", Json::array());
+      if (!prefix.empty() && prefix.size() > best && s.req.install_accelerator_tag.rfind(prefix, 0) == 0 &&
+          std::count(targets.begin(), targets.end(), t) > 0) {
+        best = prefix.size();
+        expected = e.value("provider", "");
+        expected_tag = s.req.install_accelerator_tag;
+      }
+    }
+    if (!any && !expected.empty() && present(expected)) {
+      any = true;
+      if (std::find(deploy.begin(), deploy.end(), expected) == deploy.end())
+        why += "; the install is for " + expected_tag + ", where " + t + " runs on " + expected + " (the onnxruntime quark-onnx-install installs there)";
+    }
+    if (!any) {
+      bool npu = t == "npu_cnn" || t == "npu_transformer";
+      std::string has = have.empty() ? "lists no execution providers" : "has " + join(have);
+      s.risk("onnx.execution_providers", npu ? "medium" : "high",
+             "The onnxruntime in onnx_install_result.json " + has + ", but target " + t + " runs on " + join(deploy, " or ") +
+                 (npu ? ": this machine can quantize, not run the NPU model." : ": the quantized model cannot run on " + t + " here, and calibration falls back to the CPU."),
+             npu ? "Check the quantized model on the Ryzen AI machine (VitisAIExecutionProvider)."
+                 : "Install the onnxruntime build with " + deploy[0] + " (quark-onnx-install), then re-run with the new install result.");
+    }
+    if (chosen)
+      for (const auto& m : missing)
+        s.risk("onnx.execution_providers", "high", "You chose " + m + ", which this onnxruntime does not have (onnx_install_result.json).",
+               have.empty() ? "Install an onnxruntime build that has it (quark-onnx-install)." : "Pick from " + join(have) + ", or install a build that has it.");
+  }
+  spec(s)["execution_providers"] = eps;
+  s.reason("onnx_specific.execution_providers", "onnx.execution_providers", why);
+}
+
+void evaluation_intent(PlanState& s) {
+  const Json& intents = s.cat.onnx()["evaluation_intents"];
+  s.plan["evaluation_intent"] = s.cat.onnx()["default_evaluation_intent"];
+  if (const Json* c = s.choice("evaluation_intent")) {
+    if (!c->is_string() || !std::count(intents.begin(), intents.end(), *c)) {
+      s.error("evaluation_intent must be one of smoke, mlperf, mAP" + (c->is_string() ? did_you_mean(*c, string_list(intents)) : std::string()));
+      return;
+    }
+    s.plan["evaluation_intent"] = *c;
+    s.reason("evaluation_intent", "onnx.evaluation_intent", "Your choice");
+    return;
+  }
+  s.reason("evaluation_intent", "onnx.evaluation_intent", "smoke: a quick check against the float model");
+}
+
+void estimates(PlanState& s) { add_onnx_estimates(s); }
+
+}  // namespace quarkplan::onnx_rules

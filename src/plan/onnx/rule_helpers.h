@@ -1,0 +1,31 @@
+// What every ONNX plan rule reads (quark_contracts.md §4.6, rules 88-116, and the
+// ONNX seed): the intake's ONNX facts, the target, architecture and preset, the plan's onnx_specific.
+#pragma once
+#include <string>
+
+#include "common/json.h"
+#include "plan/plan_state.h"
+
+namespace quarkplan::onnx_rules::detail {
+
+inline const Json& onnx_facts(const PlanState& s) { return s.analysis["model"]["onnx_specific"]; }
+inline std::string target(const PlanState& s) {
+  return s.plan["deployment_target"].is_string() ? s.plan["deployment_target"].get<std::string>() : "";
+}
+inline std::string arch(const PlanState& s) { return onnx_facts(s)["architecture_guess"].get<std::string>(); }
+// The architecture the rules plan for: the guess, or "mlp" for a plain stack
+// of Gemm/MatMul layers (architecture_guess "unknown", but no question to ask).
+inline std::string plan_arch(const PlanState& s) {
+  std::string a = arch(s);
+  return a == "unknown" && onnx_facts(s).value("architecture_detail", "") == "mlp" ? "mlp" : a;
+}
+inline const Json* preset(const PlanState& s) {
+  return s.plan["preset"].is_string() ? s.cat.onnx_preset(s.plan["preset"].get<std::string>()) : nullptr;
+}
+inline std::string family(const PlanState& s) {
+  const Json* p = preset(s);
+  return p ? (*p)["family"].get<std::string>() : "";
+}
+inline Json& spec(PlanState& s) { return s.plan["onnx_specific"]; }
+
+}  // namespace quarkplan::onnx_rules::detail
