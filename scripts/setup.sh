@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # Installs what quarkplan needs from Debian's packages (apt). Idempotent.
-#   scripts/setup.sh            build + test dependencies
+#   scripts/setup.sh            what the quarkplan binary needs to build (the demo)
+#   scripts/setup.sh --tests    + GoogleTest, ONNX/protobuf (tests build models with them), tmux
 #   scripts/setup.sh --fuzz     + clang/libFuzzer
-#   scripts/setup.sh --bench    + python3-onnx, hyperfine, time (benchmark peers only)
+#   scripts/setup.sh --bench    + Google Benchmark, ONNX/protobuf, python3-onnx, hyperfine, time
 #   scripts/setup.sh --browser  + Debian's chromium and tests/browser's npm packages
 #                               (playwright-core, which drives that chromium; no browser download)
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config ccache
-      nlohmann-json3-dev libvalijson-dev libcli11-dev libfmt-dev libedit-dev
-      libgtest-dev libgmock-dev libbenchmark-dev
-      libonnx-dev libprotobuf-dev protobuf-compiler libssl-dev
-      nodejs npm tmux)
+      nlohmann-json3-dev libvalijson-dev libcli11-dev libfmt-dev libedit-dev libssl-dev
+      nodejs npm)
+onnx_pkgs=(libonnx-dev libprotobuf-dev protobuf-compiler)
 for a in "$@"; do
   case "$a" in
+    --tests) pkgs+=(libgtest-dev libgmock-dev "${onnx_pkgs[@]}" tmux) ;;
     --fuzz) pkgs+=(clang libclang-rt-dev) ;;
-    --bench) pkgs+=(python3-onnx hyperfine time) ;;
+    --bench) pkgs+=(libbenchmark-dev "${onnx_pkgs[@]}" python3-onnx hyperfine time) ;;
     --browser) pkgs+=(chromium); browser=1 ;;
     *) echo "unknown option $a" >&2; exit 2 ;;
   esac
