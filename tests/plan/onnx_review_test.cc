@@ -175,7 +175,8 @@ TEST(OnnxReview, ExtraOptionsQuarkIgnoresOrThatChangeTheRouteAreConflicts) {
     EXPECT_EQ(o.conflicts[0].rule, "onnx.extra_options.check");
     EXPECT_TRUE(contains(o.conflicts[0].message, key)) << o.conflicts[0].message;
     // Quark would not do what the plan says: --insist cannot keep it.
-    auto i = plan(real(kDet), [&](PlanRequest& r) {
+    // (Init-captures: clang before 16 cannot capture structured bindings.)
+    auto i = plan(real(kDet), [&, preset = preset, key = key, value = value](PlanRequest& r) {
       r.target = "cpu";
       r.choices["preset"] = preset;
       r.choices["onnx_specific.extra_options." + key] = value;
