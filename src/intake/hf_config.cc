@@ -28,7 +28,8 @@ std::optional<int64_t> int_of(const Json& j, std::initializer_list<const char*> 
     }
     if (it->is_number_float()) {
       double d = it->get<double>();
-      if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9.2e18 && d < 9.2e18) return static_cast<int64_t>(d);
+      // Range first: casting a double beyond int64 is undefined behaviour.
+      if (d > -9.2e18 && d < 9.2e18 && d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
       throw InputError(file, std::string("'") + k + "' must be a whole number, not " + shown(*it));
     }
     throw InputError(file, std::string("'") + k + "' must be an integer, not " + shown(*it));

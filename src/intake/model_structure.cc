@@ -52,7 +52,8 @@ std::optional<int64_t> config_int(const hf::Config& cfg, const std::string& path
   if (v->is_number_float()) {
     double d = v->get<double>();
     if (conv == "percent") return static_cast<int64_t>(d * 100.0 + 0.5);
-    if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9.2e18 && d < 9.2e18) return static_cast<int64_t>(d);
+    // Range first: casting a double beyond int64 is undefined behaviour.
+    if (d > -9.2e18 && d < 9.2e18 && d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
     throw InputError(cfg.file, "'" + key + "' must be a whole number, not " + show(*v));
   }
   if (v->is_object() && conv == "present") return 1;
@@ -84,7 +85,8 @@ Vars generic_vars(const hf::Config& cfg) {
   put("V", cfg.vocab_size, 0);
   put("heads", cfg.num_attention_heads, 0);
   put("kvh", cfg.num_key_value_heads, v["heads"]);
-  put("I", cfg.intermediate_size, 4 * v["H"]);
+  // Saturating: a hostile hidden_size must reach check_limit, not overflow here.
+  put("I", cfg.intermediate_size, v["H"] > INT64_MAX / 4 ? INT64_MAX : 4 * v["H"]);
   put("E", cfg.num_experts, 0);
   put("topk", cfg.num_experts_per_tok, 0);
   put("Im", cfg.moe_intermediate_size, v["I"]);

@@ -145,7 +145,9 @@ TEST(ModelStructure, HostileConfigValuesAreInputErrors) {
                                          {"vocab_size", 1.5, "vocab_size"},
                                          {"intermediate_size", Json::array({1}), "intermediate_size"},
                                          {"hidden_size", 18446744073709551615ull, "hidden_size"},
-                                         {"num_hidden_layers", 2.0e300, "num_hidden_layers"}}) {
+                                         {"num_hidden_layers", 2.0e300, "num_hidden_layers"},
+                                         // 4 x hidden_size (the default intermediate size) beyond int64
+                                         {"hidden_size", 4000000000000000000ll, "hidden_size"}}) {
     Json j = Json::parse(base);
     j[c.key] = c.value;
     try {

@@ -93,7 +93,10 @@ void nas_layer(Ctx& c, const Json& block, std::set<std::string>& tags, int64_t i
     if (!m.is_number() || m.get<double>() <= 0 || m.get<double>() > 64)
       throw InputError(c.file, "block_configs[" + std::to_string(i) + "].ffn.ffn_mult must be a positive number, not " + show(m));
     // DeciLM's _ffn_mult_to_intermediate_size: int(2 * mult * H / 3) rounded up to 256.
-    int64_t size = static_cast<int64_t>(2.0 * m.get<double>() * static_cast<double>(c.vars["H"]) / 3.0);
+    const double exact = 2.0 * m.get<double>() * static_cast<double>(c.vars["H"]) / 3.0;
+    if (!(exact < 9.2e18))  // beyond int64: the cast would be undefined behaviour
+      throw InputError(c.file, "block_configs[" + std::to_string(i) + "].ffn.ffn_mult gives an intermediate size beyond any real model");
+    int64_t size = static_cast<int64_t>(exact);
     c.vars["I"] = (size + 255) / 256 * 256;
   }
 }

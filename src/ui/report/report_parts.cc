@@ -38,7 +38,7 @@ std::optional<uint64_t> count(const Json* j) {
   if (!v || *v < 0 || *v > 1.8e19) return std::nullopt;
   if (j->is_number_unsigned()) return j->get<uint64_t>();
   if (j->is_number_integer()) return static_cast<uint64_t>(j->get<int64_t>());
-  return static_cast<uint64_t>(std::llround(*v));
+  return static_cast<uint64_t>(std::round(*v));  // 0 <= v <= 1.8e19 < 2^64: defined (llround stops at 2^63)
 }
 
 bool truthy(const Json* j) { return j && j->is_boolean() && j->get<bool>(); }
