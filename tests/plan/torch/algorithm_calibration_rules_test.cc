@@ -1,0 +1,89 @@
+// Algorithms, calibration, evaluation: one scenario per rule of src/plan/torch/algorithm_calibration_rules.cc,
+// showing it fires (tests/plan/rules_test.cc runs them as All/RuleScenario.Fires/<rule>).
+// Rules: torch.algorithm.int4_needs_optimizer, torch.algorithm.choose, torch.algorithm.model_support,
+// torch.algorithm.awq_needs_int4, torch.algorithm.smoothquant_needs_activations, torch.algorithm.at_most_two,
+// torch.calibration.defaults, torch.calibration.data, torch.evaluation_intent.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "plan/rule_scenarios.h"
+
+using quarkplan::Json;
+using quarkplan::PlanRequest;
+using quarkplan::PlanStatus;
+
+namespace qp_test::rule_scenarios {
+
+std::vector<Scenario> torch_algorithm_calibration_scenarios() {
+  return {
+      {"torch.algorithm.int4_needs_optimizer", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_64"; r.choices["algorithm"] = nullptr; });
+         EXPECT_TRUE(o.plan["algorithm"].is_null());
+         bool said = false;
+         for (const auto& r : o.plan["risks"])
+           if (r["rule"] == "torch.algorithm.int4_needs_optimizer")
+             said = r["message"].get<std::string>().find("without AWQ or GPTQ") != std::string::npos && r["recovery_hint"].get<std::string>().find("--algorithm awq") != std::string::npos;
+         EXPECT_TRUE(said);
+         auto awq = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_64"; });
+         EXPECT_EQ(awq.plan["algorithm"], "awq");  // the rule's choice when the user names none
+       }},
+      {"torch.algorithm.choose", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.goal = "size"; });
+         EXPECT_EQ(o.plan["global_scheme"], "int4_wo_128");  // the smallest grouped INT4 (the guide's int4_wo_32 is the alternative)
+         EXPECT_EQ(o.plan["algorithm"], "awq");
+         auto two = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_128"; r.choices["algorithm"] = "rotation,gptq"; });
+         EXPECT_EQ(two.plan["algorithm"], "rotation,gptq");
+         auto bad = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["algorithm"] = "quarot"; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+       }},
+      {"torch.algorithm.model_support", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_128"; r.choices["algorithm"] = "awq"; });
+         EXPECT_EQ(o.status, PlanStatus::kConflict);  // qwen3 has no built-in algorithm configs
+         auto g = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.goal = "size"; });
+         EXPECT_TRUE(g.plan["algorithm"].is_null());  // the guide's AWQ is dropped, with the reason
+         EXPECT_TRUE(cites(g, "torch.algorithm.model_support"));
+       }},
+      {"torch.algorithm.awq_needs_int4", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "fp8"; r.choices["algorithm"] = "awq"; });
+         EXPECT_TRUE(cites(o, "torch.algorithm.awq_needs_int4"));
+         EXPECT_EQ(o.status, PlanStatus::kConfirmed);  // unusual, explained, kept
+       }},
+      {"torch.algorithm.smoothquant_needs_activations", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "int4_wo_128"; r.choices["algorithm"] = "smoothquant"; });
+         EXPECT_TRUE(cites(o, "torch.algorithm.smoothquant_needs_activations"));
+       }},
+      {"torch.algorithm.at_most_two", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "int4_wo_128"; r.choices["algorithm"] = "rotation,awq,gptq"; });
+         EXPECT_TRUE(cites(o, "torch.algorithm.at_most_two"));
+       }},
+      {"torch.calibration.defaults", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; });
+         EXPECT_EQ(o.plan["calibration"], Json::parse(R"({"dataset":"pileval","num_calib_data":128,"seq_len":512})"));
+         auto sq = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["calibration.dataset"] = "ScienceQA"; });
+         EXPECT_EQ(sq.status, PlanStatus::kInvalid);  // NotImplementedError in Quark
+       }},
+      {"torch.calibration.data", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "fp8"; r.calib_data = "none"; });
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         // quantize_quark.py loads its dataset even for weight-only schemes: only file-to-file reads none.
+         auto wo = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "int4_wo_128"; r.calib_data = "none"; });
+         EXPECT_EQ(wo.status, PlanStatus::kDraft);
+         auto f2f = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) {
+           r.hardware = "h100";
+           r.choices["global_scheme"] = "int4_wo_128";
+           r.choices["algorithm"] = nullptr;
+           r.choices["device_strategy"] = "file2file";
+           r.calib_data = "none";
+         });
+         EXPECT_EQ(f2f.status, PlanStatus::kConfirmed) << f2f.plan["open_questions"];
+       }},
+      {"torch.evaluation_intent", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["evaluation_intent"] = "none"; });
+         EXPECT_EQ(o.plan["evaluation_intent"], "none");
+       }},
+  };
+}
+
+}  // namespace qp_test::rule_scenarios

@@ -1,0 +1,81 @@
+// Exclusions, per-layer schemes: one scenario per rule of src/plan/torch/exclusion_rules.cc,
+// showing it fires (tests/plan/rules_test.cc runs them as All/RuleScenario.Fires/<rule>).
+// Rules: torch.exclude.nothing_quantized, torch.exclude.template_defaults, torch.layer_quant_config.patterns,
+// torch.exclude.lm_head, torch.moe.routers, torch.weight_stats.outliers.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "plan/rule_scenarios.h"
+
+using quarkplan::Json;
+using quarkplan::PlanRequest;
+using quarkplan::PlanStatus;
+
+namespace qp_test::rule_scenarios {
+
+std::vector<Scenario> torch_exclusion_scenarios() {
+  return {
+      {"torch.exclude.nothing_quantized", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["exclude_layers"] = Json::array({"*"}); });
+         ASSERT_EQ(o.status, PlanStatus::kInvalid);
+         EXPECT_NE(o.errors[0].find("would quantize nothing"), std::string::npos) << o.errors[0];
+       }},
+      {"torch.exclude.template_defaults", [] {
+         // DeepSeek's template excludes lm_head, attention and the routers (without an AMD recipe: h100).
+         auto o = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "h100"; });
+         EXPECT_EQ(o.plan["exclude_layers"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate","*mlp.gate.linear"])"));
+         auto rep = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["exclude_layers"] = Json::array({"lm_head"}); });
+         EXPECT_EQ(rep.plan["exclude_layers"], Json::array({"lm_head"}));  // replaces, never appends
+         EXPECT_TRUE(cites(rep, "torch.exclude.template_defaults"));
+         auto typo = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["exclude_layers"] = Json::array({"*self_atn*"}); });
+         EXPECT_EQ(typo.status, PlanStatus::kInvalid);
+         // What is dropped is what the patterns no longer match: AMD's DeepSeek MXFP4 list
+         // ('*lm_head', '*mlp.gate.*') still covers lm_head and the routers.
+         auto recipe = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+         EXPECT_EQ(recipe.plan["reasons"]["exclude_layers"].get<std::string>().find("no longer excluded"), std::string::npos)
+             << recipe.plan["reasons"]["exclude_layers"];
+         auto text_differs = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) {
+           r.hardware = "h100";
+           r.choices["exclude_layers"] = Json::parse(R"(["*lm_head","*self_attn*","*.gate"])");
+         });
+         EXPECT_EQ(text_differs.plan["reasons"]["exclude_layers"].get<std::string>().find("no longer excluded"), std::string::npos)
+             << text_differs.plan["reasons"]["exclude_layers"];
+       }},
+      {"torch.layer_quant_config.patterns", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["global_scheme"] = "mxfp4"; r.choices["layer_quant_config.*self_attn*"] = "fp8"; });
+         EXPECT_EQ(o.plan["layer_quant_config"], Json::parse(R"({"*self_attn*":"fp8"})"));
+         auto none = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["layer_quant_config.*attention*"] = "fp8"; });
+         EXPECT_EQ(none.status, PlanStatus::kInvalid);  // matches nothing: an error, not a silent no-op
+         EXPECT_NE(none.errors[0].find("matches none"), std::string::npos);
+         auto scheme = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["layer_quant_config.*self_attn*"] = "fp9"; });
+         EXPECT_EQ(scheme.status, PlanStatus::kInvalid);
+       }},
+      {"torch.exclude.lm_head", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["exclude_layers"] = Json::array(); });
+         EXPECT_TRUE(cites(o, "torch.exclude.lm_head"));
+       }},
+      {"torch.moe.routers", [] {
+         auto o = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["exclude_layers"] = Json::array({"lm_head"}); });
+         EXPECT_TRUE(cites(o, "torch.moe.routers"));
+         auto ok = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "h100"; });
+         EXPECT_FALSE(cites(ok, "torch.moe.routers"));
+       }},
+      {"torch.weight_stats.outliers", [] {
+         Json a = hf_analysis("qwen3-8b");
+         a["weight_stats"] = {{"outlier_modules", Json::array({"model.layers.3.mlp.down_proj", "lm_head"})}};
+         auto o = plan(a, [](PlanRequest& r) { r.hardware = "h100"; });
+         EXPECT_TRUE(cites(o, "torch.weight_stats.outliers"));
+         bool names_it = false;
+         for (const auto& r : o.plan["risks"])
+           if (r["rule"] == "torch.weight_stats.outliers") {
+             names_it = r["message"].get<std::string>().find("layers.3.mlp.down_proj") != std::string::npos;
+             EXPECT_EQ(r["message"].get<std::string>().find("lm_head"), std::string::npos);  // lm_head is excluded already
+           }
+         EXPECT_TRUE(names_it);
+       }},
+  };
+}
+
+}  // namespace qp_test::rule_scenarios

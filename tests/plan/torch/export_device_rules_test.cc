@@ -1,0 +1,54 @@
+// Export format, device strategy: one scenario per rule of src/plan/torch/export_device_rules.cc,
+// showing it fires (tests/plan/rules_test.cc runs them as All/RuleScenario.Fires/<rule>).
+// Rules: torch.export.format, torch.device.strategy.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "plan/rule_scenarios.h"
+
+using quarkplan::PlanRequest;
+using quarkplan::PlanStatus;
+
+namespace qp_test::rule_scenarios {
+
+std::vector<Scenario> torch_export_device_scenarios() {
+  return {
+      {"torch.export.format", [] {
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "cpu"; r.export_format = "gguf"; });
+         EXPECT_EQ(o.plan["global_scheme"], "uint4_wo_32");
+         EXPECT_EQ(o.plan["algorithm"], "awq");
+         auto c = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "cpu"; r.export_format = "gguf"; r.choices["global_scheme"] = "fp8"; });
+         EXPECT_EQ(c.status, PlanStatus::kConflict);
+         // ONNX export of a dynamic-activation scheme: one closest alternative (same family, native), not a list.
+         auto onnx = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.export_format = "onnx"; r.choices["global_scheme"] = "ptpc_fp8"; });
+         ASSERT_EQ(onnx.status, PlanStatus::kConflict);
+         EXPECT_EQ(onnx.conflicts[0].alternative, "fp8");
+       }},
+      {"torch.device.strategy", [] {
+         auto o = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "rtx4090"; r.choices["global_scheme"] = "int4_wo_128"; });
+         EXPECT_TRUE(cites(o, "torch.device.strategy"));
+         EXPECT_EQ(o.plan["device_strategy"], "multi_gpu");
+         // The user's choice wins when the plan can run that way, keeping the risk.
+         auto single = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) {
+           r.hardware = "rtx4090";
+           r.choices["global_scheme"] = "int4_wo_128";
+           r.choices["device_strategy"] = "single";
+         });
+         EXPECT_EQ(single.plan["device_strategy"], "single");
+         // --multi_gpu over a single visible GPU spreads nothing: said as a risk.
+         auto one = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.choices["device_strategy"] = "multi_gpu";
+         });
+         bool said = false;
+         for (const auto& k : one.plan["risks"]) said = said || k["message"].get<std::string>().find("spreads nothing") != std::string::npos;
+         EXPECT_TRUE(said) << one.plan["risks"];
+         EXPECT_TRUE(cites(single, "torch.device.strategy"));
+         EXPECT_EQ(single.status, PlanStatus::kConfirmed);
+       }},
+  };
+}
+
+}  // namespace qp_test::rule_scenarios

@@ -1,0 +1,46 @@
+// Whether the model fits: one scenario per rule of src/plan/torch/fit_rules.cc,
+// showing it fires (tests/plan/rules_test.cc runs them as All/RuleScenario.Fires/<rule>).
+// Rules: torch.fit.accelerators.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "plan/rule_scenarios.h"
+
+using quarkplan::Json;
+using quarkplan::PlanRequest;
+
+namespace qp_test::rule_scenarios {
+
+std::vector<Scenario> torch_fit_scenarios() {
+  return {
+      {"torch.fit.accelerators", [] {
+         auto o = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         const Json& fit = o.plan["estimates"]["fit"];
+         EXPECT_FALSE(fit["fits"].get<bool>());
+         EXPECT_GT(fit["calibration_accelerators"].get<int64_t>(), 1);
+         EXPECT_EQ(o.plan["accelerators_needed"], fit["calibration_accelerators"]);
+         EXPECT_TRUE(cites(o, "torch.fit.accelerators"));
+         // Fewer accelerators than calibration needs: the default AWQ is left out and the shards are streamed.
+         auto few = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; });
+         EXPECT_EQ(few.plan["device_strategy"], "file2file");
+         EXPECT_TRUE(few.plan["algorithm"].is_null());
+         // The user's own AWQ cannot be streamed: a high risk naming both counts.
+         auto own = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; r.choices["algorithm"] = "awq"; });
+         EXPECT_EQ(own.plan["device_strategy"], "multi_gpu");
+         bool said = false;
+         for (const auto& r : own.plan["risks"])
+           said = said || (r["severity"] == "high" && r["message"].get<std::string>().find("only 2 are available") != std::string::npos);
+         EXPECT_TRUE(said);
+         // Static scales cannot be streamed either: CPU offload.
+         auto fp8 = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "h100"; r.gpus = 2; });
+         EXPECT_EQ(fp8.plan["device_strategy"], "multi_device");
+         // Memory is stated in one unit everywhere: GiB.
+         auto dense = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_TRUE(dense.plan["estimates"]["fit"]["fits"].get<bool>());
+       }},
+  };
+}
+
+}  // namespace qp_test::rule_scenarios

@@ -1,0 +1,97 @@
+// Accelerator, AMD recipe, schemes, KV cache: one scenario per rule of src/plan/torch/hardware_scheme_rules.cc,
+// showing it fires (tests/plan/rules_test.cc runs them as All/RuleScenario.Fires/<rule>).
+// Rules: torch.recipe.amd, torch.hardware.resolve, torch.scheme.choose, torch.scheme.hardware_gate,
+// torch.scheme.risky, torch.kv_cache.fp8_only.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "plan/rule_scenarios.h"
+
+using quarkplan::Json;
+using quarkplan::PlanRequest;
+using quarkplan::PlanStatus;
+
+namespace qp_test::rule_scenarios {
+
+std::vector<Scenario> torch_hardware_scheme_scenarios() {
+  return {
+      {"torch.recipe.amd", [] {
+         // Llama on MI300X: AMD's FP8-KV releases (FP8 weights, activations and KV cache).
+         auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_EQ(o.plan["global_scheme"], "fp8");
+         EXPECT_EQ(o.plan["kv_cache_scheme"], "fp8");
+         EXPECT_TRUE(cites(o, "torch.recipe.amd") || o.plan["global_scheme"] == "fp8");
+         bool named = false;
+         for (const auto& row : o.decision_table)
+           if (row["key"] == "global_scheme") named = row["reason"].get<std::string>().find("AMD's recipe (amd/Llama-3.1-") != std::string::npos;
+         EXPECT_TRUE(named);
+         // DeepSeek on MI355X: AMD's MXFP4 release, attention, routers and the MTP layer excluded.
+         auto ds = plan(hf_analysis("deepseek-r1"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+         EXPECT_EQ(ds.plan["global_scheme"], "mxfp4");
+         EXPECT_EQ(ds.plan["exclude_layers"], Json::parse(R"(["*self_attn*","*mlp.gate.*","*lm_head","model.layers.61.*"])"));
+         // AMD's Llama MXFP4 recipe (autosmoothquant with mxfp4) is not flagged as an unusual pairing.
+         auto mx = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+         EXPECT_EQ(mx.plan["algorithm"], "autosmoothquant");
+         // Released for 70B and larger: an 8B Llama does not take it.
+         auto small = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+         EXPECT_EQ(small.plan["global_scheme"], "fp8");
+         EXPECT_FALSE(cites(small, "torch.recipe.amd"));
+         EXPECT_FALSE(cites(mx, "torch.algorithm.smoothquant_needs_activations"));
+         // A recipe never overrides the user's scheme.
+         auto own = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int8"; });
+         EXPECT_EQ(own.plan["global_scheme"], "int8");
+         EXPECT_TRUE(own.plan["kv_cache_scheme"].is_null());
+       }},
+      {"torch.hardware.resolve", [] {
+         auto o = plan(hf_analysis("qwen3-8b"));
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         EXPECT_TRUE(has_question(o, "accelerator"));
+         auto env = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) {
+           r.env_context = Json::parse(R"({"environment":{"os":"linux","python":"3.12","containerized":false},
+             "hardware":{"accelerator":"amd-rocm","gpu_model":"AMD Instinct MI300X","gpu_count":8,"memory_gb":192}})");
+         });
+         EXPECT_EQ(env.plan["hardware"], "mi300x");
+         auto bad = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi301x"; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+       }},
+      {"torch.scheme.choose", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "fp8"; });
+         EXPECT_EQ(o.plan["global_scheme"], "fp8");
+         auto bad = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "int4_wo_256"; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+         EXPECT_NE(bad.errors[0].find("did you mean"), std::string::npos);
+       }},
+      {"torch.scheme.hardware_gate", [] {
+         auto emu = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "mxfp4"; });
+         EXPECT_TRUE(cites(emu, "torch.scheme.hardware_gate"));
+         EXPECT_EQ(emu.plan["hardware_support"], "emulated");
+         auto nat = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["global_scheme"] = "mxfp4"; });
+         EXPECT_EQ(nat.plan["hardware_support"], "native");
+         auto nv = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "nvfp4"; });
+         EXPECT_EQ(nv.plan["hardware_support"], "weight_only");
+         auto bw = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "b200"; r.choices["global_scheme"] = "nvfp4"; });
+         EXPECT_EQ(bw.plan["hardware_support"], "native");
+         auto amp = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "a100"; r.choices["global_scheme"] = "fp8"; });
+         EXPECT_EQ(amp.plan["hardware_support"], "weight_only");  // no FP8 compute before Ada/Hopper
+         auto unsup = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "a100"; r.choices["global_scheme"] = "int4_fp8"; });
+         EXPECT_EQ(unsup.status, PlanStatus::kConflict);
+       }},
+      {"torch.scheme.risky", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["global_scheme"] = "mxfp4"; });
+         EXPECT_TRUE(cites(o, "torch.scheme.risky"));
+         EXPECT_EQ(o.status, PlanStatus::kConfirmed);  // kept, recorded
+       }},
+      {"torch.kv_cache.fp8_only", [] {
+         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; });
+         EXPECT_TRUE(o.plan["kv_cache_scheme"].is_null());
+         auto f = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["kv_cache_scheme"] = "fp8"; });
+         EXPECT_EQ(f.plan["kv_cache_scheme"], "fp8");
+         auto bad = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["kv_cache_scheme"] = "int8_per_token"; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+       }},
+  };
+}
+
+}  // namespace qp_test::rule_scenarios

@@ -1,0 +1,80 @@
+// What the model source decides: one scenario per rule of src/plan/torch/source_rules.cc,
+// showing it fires (tests/plan/rules_test.cc runs them as All/RuleScenario.Fires/<rule>).
+// Rules: torch.analysis.complete, torch.refuse.pre_quantized, torch.pre_quantized.dequantized,
+// torch.template.required, torch.remote_code.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "plan/rule_scenarios.h"
+
+using quarkplan::Json;
+using quarkplan::PlanRequest;
+using quarkplan::PlanStatus;
+
+namespace qp_test::rule_scenarios {
+
+std::vector<Scenario> torch_source_scenarios() {
+  return {
+      {"torch.analysis.complete", [] {
+         Json a = with(hf_analysis("qwen3-8b"), "analysis_status", "partial");
+         a["partial_reasons"] = Json::array({"2 weight shard(s) named by the index are missing"});
+         auto o = plan(a, [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         EXPECT_TRUE(has_question(o, "weight shard"));
+       }},
+      {"torch.refuse.pre_quantized", [] {
+         auto o = plan(with(hf_analysis("qwen3-8b"), "model.pre_quantized", "awq"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_EQ(o.status, PlanStatus::kRefused);
+         auto fp8 = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; });
+         EXPECT_NE(fp8.status, PlanStatus::kRefused);  // dequantizable on load: planned, with a risk
+         EXPECT_TRUE(cites(fp8, "torch.pre_quantized.dequantized"));
+       }},
+      {"torch.pre_quantized.dequantized", [] {
+         // gpt-oss-20b ships MXFP4 experts: Quark loads it dequantized to BF16, so
+         // calibration needs the BF16 size. The default is a native scheme smaller
+         // than the source; an FP8 plan the user asks for is larger, and says so.
+         auto dflt = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_EQ(dflt.plan["global_scheme"], "int4_wo_128");
+         EXPECT_NE(dflt.plan["reasons"]["global_scheme"].get<std::string>().find("smaller than the mxfp4 source"), std::string::npos);
+         ASSERT_EQ(dflt.plan["estimates"]["weights"][1]["scheme"], "int4_wo_128");  // [0] is the original
+         EXPECT_LT(dflt.plan["estimates"]["weights"][1]["bytes"].get<uint64_t>(), dflt.plan["estimates"]["weights"][0]["bytes"].get<uint64_t>());
+         auto o = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.choices["global_scheme"] = "fp8";
+         });
+         ASSERT_NE(o.status, PlanStatus::kRefused);
+         bool load = false, larger = false;
+         for (const auto& r : o.plan["risks"]) {
+           if (r["rule"] != "torch.pre_quantized.dequantized") continue;
+           EXPECT_EQ(r["severity"], "high");
+           load = load || r["message"].get<std::string>().find("dequantizes it to BF16 on load") != std::string::npos;
+           larger = larger || r["message"].get<std::string>().find("is larger than its already-quantized source") != std::string::npos;
+         }
+         EXPECT_TRUE(load);
+         EXPECT_TRUE(larger);
+         EXPECT_GT(o.plan["estimates"]["fit"]["calibration_load_bytes"].get<uint64_t>(), 2 * o.plan["estimates"]["weights"][0]["bytes"].get<uint64_t>());
+       }},
+      {"torch.template.required", [] {
+         auto o = plan(hf_analysis("olmo-3.1-32b-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         EXPECT_TRUE(has_question(o, "register_template"));
+       }},
+      {"torch.remote_code", [] {
+         auto o = plan(hf_analysis("chatglm2-6b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_EQ(o.status, PlanStatus::kDraft);
+         EXPECT_FALSE(o.plan["trust_remote_code"].get<bool>());
+         auto ok = plan(hf_analysis("chatglm2-6b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.trust_remote_code = true; });
+         EXPECT_EQ(ok.status, PlanStatus::kConfirmed);
+         EXPECT_TRUE(ok.plan["trust_remote_code"].get<bool>());
+         // An approval a model does not need is said to be unused, not silently dropped.
+         auto unneeded = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.trust_remote_code = true; });
+         EXPECT_FALSE(unneeded.plan["trust_remote_code"].get<bool>());
+         EXPECT_NE(unneeded.plan["reasons"]["trust_remote_code"].dump().find("your approval is not used"), std::string::npos)
+             << unneeded.plan["reasons"]["trust_remote_code"];
+       }},
+  };
+}
+
+}  // namespace qp_test::rule_scenarios
