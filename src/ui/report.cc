@@ -1,3 +1,6 @@
+// The report page put together: render_report lays out the sections and charts
+// of src/ui/report/ (model card, decisions and risks, charts, what gets
+// quantized, weight outliers, invocation and rules) with the page's style.
 #include "ui/report.h"
 
 #include <string>

@@ -55,6 +55,7 @@ std::vector<Scenario> onnx_calibration_scenarios();
 std::vector<Scenario> onnx_algorithm_scenarios();
 std::vector<Scenario> onnx_npu_scenarios();
 std::vector<Scenario> onnx_option_scenarios();
+std::vector<Scenario> onnx_estimate_scenarios();
 std::vector<Scenario> torch_source_scenarios();
 std::vector<Scenario> torch_hardware_scheme_scenarios();
 std::vector<Scenario> torch_exclusion_scenarios();

@@ -55,12 +55,12 @@ bool is_quant_scale(std::string_view name) {
   // Most names end in ".weight" or ".bias": the last byte rules them out
   // before any comparison (92,000 names, 7 suffixes).
   switch (name.empty() ? '\0' : name.back()) {
-    case 's': return ends_with(name, "_scales");
-    case 'v': return ends_with(name, ".weight_scale_inv");
-    case '2': return ends_with(name, ".weight_scale_2");
+    case 's': return name.ends_with("_scales");
+    case 'v': return name.ends_with(".weight_scale_inv");
+    case '2': return name.ends_with(".weight_scale_2");
     case 'e':
-      return ends_with(name, "_scale") &&
-             (ends_with(name, ".weight_scale") || ends_with(name, ".input_scale") || ends_with(name, ".k_scale") || ends_with(name, ".v_scale"));
+      return name.ends_with("_scale") &&
+             (name.ends_with(".weight_scale") || name.ends_with(".input_scale") || name.ends_with(".k_scale") || name.ends_with(".v_scale"));
     default: return false;
   }
 }
@@ -75,7 +75,7 @@ uint64_t logical_params(const LinearTensor& t, std::string_view dtype, uint64_t 
 // What matching needs of a tensor's name (see LinearTensor).
 void describe_name(LinearTensor& t) {
   std::string_view n = t.name;
-  if (!n.empty() && n.back() == 's' && ends_with(n, "_blocks")) n.remove_suffix(7);  // MXFP4 packed weights
+  if (!n.empty() && n.back() == 's' && n.ends_with("_blocks")) n.remove_suffix(7);  // MXFP4 packed weights
   t.loaded_size = static_cast<uint32_t>(n.size());
   t.hash = name_hash(n);
   t.quant_scale = is_quant_scale(t.name);
@@ -233,7 +233,7 @@ uint64_t checkpoint_bytes(const ModelStructure& st, const hf::Config& cfg) {
   static const std::set<std::string, std::less<>> quantizable = {"attention", "mlp", "expert", "shared_expert", "indexer", "linear_attention", "mamba", "mtp"};
   double bytes = 0;
   for (const auto& t : st.tensors) {
-    bool weight = !t.role.empty() && !ends_with(t.name, ".bias") && !ends_with(t.name, "_bias") && t.shape.size() >= 2;
+    bool weight = !t.role.empty() && !t.name.ends_with(".bias") && !t.name.ends_with("_bias") && t.shape.size() >= 2;
     bool quantized = weight && quantizable.count(t.role) && (qm == "fp8" || qm == "mxfp4");
     if (quantized && qm == "mxfp4" && t.role != "expert") quantized = false;  // gpt-oss: experts only
     if (quantized)

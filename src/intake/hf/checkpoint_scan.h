@@ -82,10 +82,6 @@ struct WeightFacts {
   WeightFacts(WeightFacts&&) = default;
 };
 
-inline bool ends_with(std::string_view s, std::string_view suf) {
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
-}
-
 // Reads the index and the shard headers of `dir` into `w` (or lists the .bin
 // files, or finds no weights), with the risks and partial reasons they raise.
 void scan_weights(const std::filesystem::path& dir, Json& risks, std::vector<std::string>& partial, WeightFacts& w);

@@ -215,7 +215,7 @@ LinearModules linear_modules(WeightFacts& w, const std::optional<ModelStructure>
         std::string r = st->loaded_name(t.name);
         if (r == t.name) continue;
         std::string_view n = made.emplace_back(std::move(r));
-        if (ends_with(n, "_blocks")) n.remove_suffix(7);
+        if (n.ends_with("_blocks")) n.remove_suffix(7);
         t.name = n;
         t.loaded_size = static_cast<uint32_t>(n.size());
         t.hash = name_hash(n);

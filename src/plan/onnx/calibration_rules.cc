@@ -1,6 +1,6 @@
-// ONNX calibration: the method, sample and batch sizes, calibration data, and the outlier layers
-// kept in float — onnx.calibration.* (method, sizes, data, outlier_percentile, layerwise_percentile),
-// onnx.weight_stats.exclude_outliers.
+// ONNX calibration and evaluation: the method, sample and batch sizes, calibration data, the outlier
+// layers kept in float, and the check after quantization — onnx.calibration.* (method, sizes, data,
+// outlier_percentile, layerwise_percentile), onnx.weight_stats.exclude_outliers, onnx.evaluation_intent.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -216,6 +216,21 @@ void exclude_outlier_layers(PlanState& s) {
     s.risk("onnx.weight_stats.exclude_outliers", "low",
            "Kept in float for their outliers: " + join(shown) + "; they run at float speed and size.",
            "Quantize them (set nodes_to_exclude=[]) only if accuracy holds.");
+}
+
+void evaluation_intent(PlanState& s) {
+  const Json& intents = s.cat.onnx()["evaluation_intents"];
+  s.plan["evaluation_intent"] = s.cat.onnx()["default_evaluation_intent"];
+  if (const Json* c = s.choice("evaluation_intent")) {
+    if (!c->is_string() || !std::count(intents.begin(), intents.end(), *c)) {
+      s.error("evaluation_intent must be one of smoke, mlperf, mAP" + (c->is_string() ? did_you_mean(*c, string_list(intents)) : std::string()));
+      return;
+    }
+    s.plan["evaluation_intent"] = *c;
+    s.reason("evaluation_intent", "onnx.evaluation_intent", "Your choice");
+    return;
+  }
+  s.reason("evaluation_intent", "onnx.evaluation_intent", "smoke: a quick check against the float model");
 }
 
 }  // namespace quarkplan::onnx_rules

@@ -1,13 +1,12 @@
-// ONNX options: the onnx_specific settings and extra options, providers, evaluation and estimates —
+// ONNX options: the onnx_specific settings and extra options, and the execution providers —
 // onnx.external_data.over_2gb, onnx.nodes.check, onnx.op_types.check, onnx.opset.upgrade, onnx.fp16.convert,
-// onnx.subgraphs, onnx.extra_options.check, onnx.execution_providers, onnx.evaluation_intent, onnx.estimates.weights.
+// onnx.subgraphs, onnx.extra_options.check, onnx.execution_providers.
 #include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/strings.h"
-#include "plan/estimates.h"
 #include "plan/onnx/rule_helpers.h"
 #include "plan/onnx_weights.h"
 #include "plan/rules.h"
@@ -357,21 +356,5 @@ void execution_providers(PlanState& s) {
   s.reason("onnx_specific.execution_providers", "onnx.execution_providers", why);
 }
 
-void evaluation_intent(PlanState& s) {
-  const Json& intents = s.cat.onnx()["evaluation_intents"];
-  s.plan["evaluation_intent"] = s.cat.onnx()["default_evaluation_intent"];
-  if (const Json* c = s.choice("evaluation_intent")) {
-    if (!c->is_string() || !std::count(intents.begin(), intents.end(), *c)) {
-      s.error("evaluation_intent must be one of smoke, mlperf, mAP" + (c->is_string() ? did_you_mean(*c, string_list(intents)) : std::string()));
-      return;
-    }
-    s.plan["evaluation_intent"] = *c;
-    s.reason("evaluation_intent", "onnx.evaluation_intent", "Your choice");
-    return;
-  }
-  s.reason("evaluation_intent", "onnx.evaluation_intent", "smoke: a quick check against the float model");
-}
-
-void estimates(PlanState& s) { add_onnx_estimates(s); }
 
 }  // namespace quarkplan::onnx_rules

@@ -3,9 +3,9 @@
 // accelerator supports. Defined in rule_helpers.cc.
 #pragma once
 
-// Torch LLM plan rules (quark_contracts.md §4.5, rules 67-87, Quark's planning
-// guide for Torch), held to the hardware catalog (a default always runs
-// natively; emulation is a conflict the user must insist on) and to AMD's
+// The Torch rules as a whole (quark_contracts.md §4.5, rules 67-87, Quark's
+// planning guide for Torch) are held to the hardware catalog (a default always
+// runs natively; emulation is a conflict the user must insist on) and to AMD's
 // published recipes (catalog amd_recipes). Every reason says whose choice it
 // was: "Your choice", "Quark's planning guide", "AMD's recipe (amd/...)", or
 // the rule's own finding.

@@ -2,7 +2,7 @@
 // showing it fires (tests/plan/rules_test.cc runs them as All/RuleScenario.Fires/<rule>).
 // Rules: onnx.calibration.method, onnx.calibration.sizes, onnx.calibration.data,
 // onnx.calibration.outlier_percentile, onnx.calibration.layerwise_percentile,
-// onnx.weight_stats.exclude_outliers.
+// onnx.weight_stats.exclude_outliers, onnx.evaluation_intent.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -71,6 +71,12 @@ std::vector<Scenario> onnx_calibration_scenarios() {
          EXPECT_TRUE(bf.plan["onnx_specific"]["nodes_to_exclude"].is_null());
          auto mine = plan(outlier_transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.nodes_to_exclude"] = Json::array(); });
          EXPECT_EQ(mine.plan["onnx_specific"]["nodes_to_exclude"], Json::array());
+       }},
+      {"onnx.evaluation_intent", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["evaluation_intent"] = "mAP"; });
+         EXPECT_EQ(o.plan["evaluation_intent"], "mAP");
+         auto bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["evaluation_intent"] = "full"; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
        }},
   };
 }

@@ -1,8 +1,7 @@
 // Options: one scenario per rule of src/plan/onnx/option_rules.cc,
 // showing it fires (tests/plan/rules_test.cc runs them as All/RuleScenario.Fires/<rule>).
-// Rules: onnx.estimates.weights, onnx.external_data.over_2gb, onnx.nodes.check, onnx.op_types.check,
-// onnx.opset.upgrade, onnx.fp16.convert, onnx.subgraphs, onnx.extra_options.check, onnx.execution_providers,
-// onnx.evaluation_intent.
+// Rules: onnx.external_data.over_2gb, onnx.nodes.check, onnx.op_types.check, onnx.opset.upgrade,
+// onnx.fp16.convert, onnx.subgraphs, onnx.extra_options.check, onnx.execution_providers.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -18,14 +17,6 @@ namespace qp_test::rule_scenarios {
 
 std::vector<Scenario> onnx_option_scenarios() {
   return {
-      {"onnx.estimates.weights", [] {
-         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
-         const Json& w = o.plan["estimates"]["weights"];
-         ASSERT_GE(w.size(), 2u);
-         EXPECT_EQ(w[0]["scheme"], "original");
-         EXPECT_LT(w[1]["bytes"].get<uint64_t>(), w[0]["bytes"].get<uint64_t>());  // INT8 weights are smaller than FP32
-         EXPECT_TRUE(cites(o, "onnx.estimates.weights"));
-       }},
       {"onnx.external_data.over_2gb", [] {
          auto big = plan(with(cnn_analysis(), "model.estimated_size_gb", 2.5), [](PlanRequest& r) { r.target = "cpu"; });
          EXPECT_TRUE(big.plan["onnx_specific"]["use_external_data_format"].get<bool>());
@@ -177,12 +168,6 @@ std::vector<Scenario> onnx_option_scenarios() {
          // The NPU runs on the Ryzen AI machine: calibration stays on the CPU here.
          auto npu = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
          EXPECT_EQ(npu.plan["onnx_specific"]["execution_providers"], Json::array({"CPUExecutionProvider"}));
-       }},
-      {"onnx.evaluation_intent", [] {
-         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["evaluation_intent"] = "mAP"; });
-         EXPECT_EQ(o.plan["evaluation_intent"], "mAP");
-         auto bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["evaluation_intent"] = "full"; });
-         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
        }},
   };
 }
