@@ -85,6 +85,54 @@ std::string fit_command(const std::string& text, int width_in) {
       out += line + end;
       continue;
     }
+    // A comment (Python's or the shell's) does not continue with a backslash:
+    // it is wrapped into comment lines at the line's indent, its words in
+    // order; a comment after code moves above that code.
+    const std::string pad = line.substr(0, indent);
+    auto comment_lines = [&](size_t from) {
+      std::string lines, cur = pad + "# ";
+      const size_t bare = cur.size();
+      from = line.find_first_not_of(" #", from);
+      while (from != std::string::npos) {
+        size_t to = line.find(' ', from);
+        std::string word = line.substr(from, to == std::string::npos ? std::string::npos : to - from);
+        if (cur.size() > bare && display_width(cur) + 1 + display_width(word) > width) {
+          lines += cur + "\n";
+          cur = pad + "# ";
+        }
+        cur += (cur.size() > bare ? " " : "") + word;
+        from = to == std::string::npos ? std::string::npos : line.find_first_not_of(' ', to);
+      }
+      return lines + cur;
+    };
+    if (line[indent] == '#') {
+      out += comment_lines(indent) + end;
+      continue;
+    }
+    {
+      // The first '#' outside quotes that starts a word begins a trailing comment.
+      char q = 0;
+      size_t hash = std::string::npos;
+      for (size_t i = indent; i < line.size() && hash == std::string::npos; ++i) {
+        char c = line[i];
+        if (q) {
+          if (c == q) q = 0;
+        } else if (c == '\'' || c == '"') {
+          q = c;
+        } else if (c == '#' && line[i - 1] == ' ') {
+          hash = i;
+        }
+      }
+      if (hash != std::string::npos) {
+        out += comment_lines(hash) + "\n";
+        size_t code_end = line.find_last_not_of(' ', hash - 1);
+        line = line.substr(0, code_end + 1);
+        if (display_width(line) <= width) {
+          out += line + end;
+          continue;
+        }
+      }
+    }
     // Shell words (quotes kept whole), packed greedily; every break is " \"
     // at the end of a line, so the command still runs as printed.
     bool continued = line.size() >= 2 && line.compare(line.size() - 2, 2, " \\") == 0;

@@ -59,4 +59,40 @@ TEST(FitCommand, BreaksOnlyBetweenShellWordsWithContinuations) {
   EXPECT_EQ(quarkplan::ui::fit_command(cmd, 200), cmd);  // wide enough: unchanged
 }
 
+// A comment does not continue with a trailing backslash in Python or the
+// shell: a long one becomes several comment lines, words in order, no "\\".
+TEST(FitCommand, WrapsCommentsIntoCommentLines) {
+  const std::string code =
+      "config = QConfig(\n"
+      "    # A8W8 stays a legacy preset: Quark 0.12 has no QConfig spec for its float-scale INT8 activations on this route\n"
+      "    global_config=spec)\n"
+      "quant_config = get_default_config(\"A8W8\")  # a deep copy of the preset, which stays untouched";
+  for (int width = 20; width <= 120; ++width) {
+    SCOPED_TRACE(width);
+    std::string fitted = quarkplan::ui::fit_command(code, width);
+    std::istringstream lines(fitted);
+    std::string words;
+    for (std::string l; std::getline(lines, l);) {
+      std::string body = l.substr(l.find_first_not_of(' '));
+      if (body[0] != '#') {
+        if (auto at = body.find("  # "); at != std::string::npos) words += body.substr(at + 4) + " ";  // fits beside its code
+        continue;
+      }
+      // Each comment line keeps its code line's indent: 4 inside QConfig(, 0 at the top.
+      EXPECT_TRUE(l.rfind("    # ", 0) == 0 || l.rfind("# ", 0) == 0) << l;
+      EXPECT_NE(l.back(), '\\') << l;
+      words += body.substr(2) + " ";
+    }
+    EXPECT_EQ(words, "A8W8 stays a legacy preset: Quark 0.12 has no QConfig spec for its float-scale INT8 activations on this route "
+                     "a deep copy of the preset, which stays untouched ");
+    // Code keeps its words; a trailing comment that does not fit moves above its line.
+    if (width < 70) {
+      EXPECT_NE(fitted.find("# a deep copy"), std::string::npos) << fitted;
+    }
+    if (width > 45) {  // narrower, the code itself breaks with a continuation
+      EXPECT_NE(fitted.find("\nquant_config = get_default_config(\"A8W8\")"), std::string::npos) << fitted;
+    }
+  }
+}
+
 }  // namespace
