@@ -89,21 +89,14 @@ std::string fit_command(const std::string& text, int width_in) {
     // it is wrapped into comment lines at the line's indent, its words in
     // order; a comment after code moves above that code.
     const std::string pad = line.substr(0, indent);
-    auto comment_lines = [&](size_t from) {
-      std::string lines, cur = pad + "# ";
-      const size_t bare = cur.size();
-      from = line.find_first_not_of(" #", from);
-      while (from != std::string::npos) {
-        size_t to = line.find(' ', from);
-        std::string word = line.substr(from, to == std::string::npos ? std::string::npos : to - from);
-        if (cur.size() > bare && display_width(cur) + 1 + display_width(word) > width) {
-          lines += cur + "\n";
-          cur = pad + "# ";
-        }
-        cur += (cur.size() > bare ? " " : "") + word;
-        from = to == std::string::npos ? std::string::npos : line.find_first_not_of(' ', to);
-      }
-      return lines + cur;
+    auto comment_lines = [&](size_t from) {  // the comment's words, wrapped as "# " lines
+      const std::string prefix = pad + "# ";
+      const size_t from_text = line.find_first_not_of(" #", from);
+      std::string lines;
+      for (const auto& l : wrap(from_text == std::string::npos ? "" : line.substr(from_text),
+                                width > prefix.size() + 8 ? width - prefix.size() : 8))
+        lines += (lines.empty() ? "" : "\n") + prefix + l;
+      return lines.empty() ? pad + "#" : lines;
     };
     if (line[indent] == '#') {
       out += comment_lines(indent) + end;
@@ -122,6 +115,13 @@ std::string fit_command(const std::string& text, int width_in) {
         } else if (c == '#' && line[i - 1] == ' ') {
           hash = i;
         }
+      }
+      // After a backslash-continued line a comment line would end the statement
+      // (Python) or the command (shell): that line is left as it is.
+      const bool after_continuation = out.size() >= 2 && out.compare(out.size() - 2, 2, "\\\n") == 0;
+      if (hash != std::string::npos && after_continuation) {
+        out += line + end;
+        continue;
       }
       if (hash != std::string::npos) {
         out += comment_lines(hash) + "\n";
