@@ -76,6 +76,18 @@ int run_report_command(const ReportArgs& args);
 void write_plan_report(const std::string& output, const std::string& plan_path, const Json& plan, const Json& analysis,
                        const std::string& catalog_dir, const std::string& integrity = "", bool verified = true);
 
+struct VerifyArgs {
+  std::string plan, output, source, catalog_dir;
+  bool json = false;
+};
+int run_verify_command(const VerifyArgs& args);
+// The verification of `output` against the plan at `plan_path` (report --verify uses it too).
+namespace verify {
+struct Result;
+}
+verify::Result verify_plan_output(const std::string& plan_path, const std::string& output, const std::string& source,
+                                  const std::string& catalog_dir);
+
 struct EnvArgs {
   std::string output = "env_context.json";
   bool json = false;

@@ -102,6 +102,14 @@ int main(int argc, char** argv) {
   cr->add_option("--catalog", report.catalog_dir, "a folder of catalog files that replace the embedded ones");
   cr->add_flag("--json", report.json, "print the result (or the error) as one JSON object on stdout");
 
+  VerifyArgs verify;
+  auto* cy = app.add_subcommand("verify", "Check that the model Quark exported keeps the plan (exit 0 kept, 2 broken)");
+  cy->add_option("PLAN", verify.plan, "the confirmed quant_plan.json")->required();
+  cy->add_option("OUTPUT", verify.output, "what Quark wrote: the Hugging Face export folder, or the quantized .onnx")->required();
+  cy->add_option("--source", verify.source, "the model folder the plan was made from (tokenizer and config compared byte for byte)");
+  cy->add_option("--catalog", verify.catalog_dir, "a folder of catalog files that replace the embedded ones");
+  cy->add_flag("--json", verify.json, "print every check and its result as JSON");
+
   RulesArgs rules;
   auto* cu = app.add_subcommand("rules", "Show the documentation of the rules a plan cites (all, one ID, or an ID prefix)");
   cu->add_option("ID", rules.id, "a rule ID such as onnx.npu_cnn.pof2_calibration, or a prefix such as torch.exclude");
@@ -155,6 +163,7 @@ int main(int argc, char** argv) {
   if (cn->parsed()) return run_env_command(env);
   if (cr->parsed()) return run_report_command(report);
   if (cu->parsed()) return run_rules_command(rules);
+  if (cy->parsed()) return run_verify_command(verify);
   if (csi->parsed()) return run_session_init_command(session_init);
   return kExitBadInput;
 }

@@ -1,0 +1,557 @@
+// verify, ONNX side: a model quantized by quark.onnx against its plan. The
+// model is read with the same zero-copy reader as intake (weights skipped);
+// only the scale initializers of the quantize/dequantize nodes are read, for
+// the power-of-two check. Which ops and data types each preset's format
+// writes is catalog data (catalog/onnx.json "qdq_layout").
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "catalog/catalog.h"
+#include "common/error.h"
+#include "common/mapped_file.h"
+#include "intake/onnx_reader.h"
+#include "intake/protobuf_wire.h"
+#include "verify/failures.h"
+#include "verify/verify.h"
+
+namespace fs = std::filesystem;
+
+namespace quarkplan::verify::detail {
+namespace {
+
+using onnx::Facts;
+using onnx::NodeRef;
+
+struct Graph {
+  const Facts& f;
+  std::map<std::pair<uint32_t, std::string>, size_t> producer;  // (graph, tensor) -> node
+  std::map<std::pair<uint32_t, std::string>, size_t> constant;  // (graph, tensor) -> constant
+  explicit Graph(const Facts& facts) : f(facts) {
+    for (size_t i = 0; i < f.nodes.size(); ++i)
+      for (const auto& o : f.nodes[i].outputs) producer[{f.nodes[i].graph, o}] = i;
+    for (size_t i = 0; i < f.constants.size(); ++i)
+      if (!f.constants[i].in_constant_node) constant[{f.constants[i].graph, f.constants[i].name}] = i;
+    // A Constant node's value is its output tensor.
+    for (size_t i = 0; i < f.nodes.size(); ++i)
+      if (f.nodes[i].op_type == "Constant" && !f.nodes[i].outputs.empty()) {
+        for (size_t c = 0; c < f.constants.size(); ++c)
+          if (f.constants[c].in_constant_node && f.constants[c].graph == f.nodes[i].graph && constant.count({f.nodes[i].graph, f.nodes[i].outputs[0]}) == 0) {
+            // Constant-node values carry no name of their own: matched by order.
+          }
+      }
+  }
+  const NodeRef* producer_of(uint32_t g, const std::string& t) const {
+    auto it = producer.find({g, t});
+    if (it == producer.end() && g != 0) it = producer.find({0, t});
+    return it == producer.end() ? nullptr : &f.nodes[it->second];
+  }
+  const onnx::ConstTensor* constant_of(uint32_t g, const std::string& t) const {
+    auto it = constant.find({g, t});
+    if (it == constant.end() && g != 0) it = constant.find({0, t});
+    return it == constant.end() ? nullptr : &f.constants[it->second];
+  }
+};
+
+bool in(const std::set<std::string>& s, const std::string& v) { return s.count(v) > 0; }
+
+std::string type_name(int32_t t) { return onnx::dtype_name(t); }
+
+// Reads the float values of a small constant (a scale); empty when they are
+// not float32/float16 bytes this reader can reach.
+std::vector<double> read_floats(const onnx::ConstTensor& c, std::string_view model_bytes, const fs::path& model_dir, std::string& why) {
+  std::vector<double> out;
+  if (c.numel > (1u << 20)) {
+    why = "more than 2^20 values";
+    return out;
+  }
+  std::string external;
+  std::string_view bytes;
+  if (c.where == onnx::DataWhere::kInline) {
+    if (c.offset > model_bytes.size() || c.length > model_bytes.size() - c.offset) {
+      why = "its data lies outside the file";
+      return out;
+    }
+    bytes = model_bytes.substr(c.offset, c.length);
+  } else if (c.where == onnx::DataWhere::kExternal) {
+    fs::path p = model_dir / c.location;
+    MappedFile m(p.string());
+    if (c.offset > m.size() || c.length > m.size() - c.offset) {
+      why = "its external data lies outside " + c.location;
+      return out;
+    }
+    external.assign(m.bytes().substr(c.offset, c.length));
+    bytes = external;
+  } else {
+    why = "its values are not stored as raw data";
+    return out;
+  }
+  if (c.dtype == 1) {
+    if (bytes.size() != c.numel * 4) {
+      why = "its data has " + std::to_string(bytes.size()) + " bytes for " + std::to_string(c.numel) + " floats";
+      return out;
+    }
+    for (uint64_t i = 0; i < c.numel; ++i) {
+      float v;
+      std::memcpy(&v, bytes.data() + 4 * i, 4);
+      out.push_back(v);
+    }
+  } else if (c.dtype == 10) {
+    if (bytes.size() != c.numel * 2) {
+      why = "its data size does not match";
+      return out;
+    }
+    for (uint64_t i = 0; i < c.numel; ++i) {
+      uint16_t h;
+      std::memcpy(&h, bytes.data() + 2 * i, 2);
+      int e = (h >> 10) & 31, m = h & 1023;
+      double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? NAN : std::ldexp(1024 + m, e - 25);
+      out.push_back((h & 0x8000) ? -v : v);
+    }
+  } else {
+    why = "its data type is " + type_name(c.dtype);
+  }
+  return out;
+}
+
+bool power_of_two(double v) {
+  if (!(v > 0) || !std::isfinite(v)) return false;
+  int e;
+  double m = std::frexp(v, &e);
+  return m == 0.5;
+}
+
+std::vector<std::string> names_of(const Json& j) {
+  std::vector<std::string> out;
+  if (j.is_array())
+    for (const auto& x : j)
+      if (x.is_string()) out.push_back(x.get<std::string>());
+  return out;
+}
+
+std::string dims_text(const onnx::ValueInfo& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.dims.size(); ++i) {
+    s += i ? "," : "";
+    s += v.dims[i].has_value ? std::to_string(v.dims[i].value) : v.dims[i].param.empty() ? "?" : v.dims[i].param;
+  }
+  return s + "]";
+}
+
+std::string dims_text(const Json& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + (shape[i].is_number() ? std::to_string(shape[i].get<int64_t>()) : shape[i].is_string() ? shape[i].get<std::string>() : "?");
+  return s + "]";
+}
+
+// FixShapes "x:[1,3,960,960];y:[1,4]" -> {x: "[1,3,960,960]"}.
+std::map<std::string, std::string> fixed_shapes(const Json& extra) {
+  std::map<std::string, std::string> out;
+  if (!extra.contains("FixShapes") || !extra["FixShapes"].is_string()) return out;
+  std::string s = extra["FixShapes"].get<std::string>();
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t end = s.find(';', pos);
+    std::string item = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    size_t colon = item.rfind(":[");
+    if (colon != std::string::npos) {
+      std::string dims = item.substr(colon + 1);
+      dims.erase(std::remove(dims.begin(), dims.end(), ' '), dims.end());
+      out[item.substr(0, colon)] = dims;
+    }
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result verify_onnx(const Json& plan, const Json& analysis, const std::string& output, const Options&, const Catalog& catalog) {
+  Result r;
+  r.flow = "onnx";
+  r.output_path = output;
+  fs::path model_path(output);
+  std::error_code ec;
+  if (fs::is_directory(model_path, ec)) model_path /= "model.onnx";
+  if (!fs::is_regular_file(model_path, ec)) throw InputError(model_path.string(), "not found: give the quantized .onnx file Quark wrote");
+  MappedFile map(model_path.string(), true);
+  Facts f;
+  try {
+    f = onnx::read_model(map.bytes());
+  } catch (const std::exception& e) {
+    throw InputError(model_path.string(), std::string("not a readable ONNX model: ") + e.what());
+  }
+  r.exported_bytes = map.size();
+  for (const auto& e : f.external) r.exported_bytes += e.expected_bytes;
+  const Json& layout = catalog.onnx()["qdq_layout"];
+  std::set<std::string> dq_ops, q_ops, fused_ops, custom_domains;
+  for (const auto& s : string_list(layout["dequantize_ops"])) dq_ops.insert(s);
+  for (const auto& s : string_list(layout["quantize_ops"])) q_ops.insert(s);
+  for (const auto& s : string_list(layout["fused_qdq_ops"])) fused_ops.insert(s);
+  for (const auto& s : string_list(layout["custom_domains"])) custom_domains.insert(s);
+  Graph g(f);
+
+  const std::string preset_name = plan.value("preset", "");
+  const Json* preset = catalog.onnx_preset(catalog.canonical_preset(preset_name));
+  const Json& spec = plan.contains("onnx_specific") ? plan["onnx_specific"] : Json::object();
+  const Json& extra = spec.contains("extra_options") && spec["extra_options"].is_object() ? spec["extra_options"] : Json::object();
+
+  // The op types the plan quantizes: its op_types_to_quantize, else the preset's op set.
+  std::set<std::string> op_types;
+  for (const auto& s : names_of(spec.value("op_types_to_quantize", Json()))) op_types.insert(s);
+  std::string op_set = preset ? preset->value("op_set", "static") : "static";
+  if (op_types.empty()) {
+    const Json& sets = catalog.onnx()["preset_op_sets"];
+    std::string key = plan.value("deployment_target", "") == "npu_transformer" && sets.contains("npu_transformer") ? "npu_transformer" : op_set;
+    if (sets.contains(key)) op_types = {};
+    if (sets.contains(key))
+      for (const auto& s : string_list(sets[key]["ops"])) op_types.insert(s);
+  }
+  std::map<std::string, std::vector<int>> weight_inputs;
+  for (const auto& [op, idx] : catalog.onnx()["weight_inputs"]["ops"].items()) weight_inputs[op] = idx.get<std::vector<int>>();
+
+  // Excluded nodes: by name, and every node between a subgraph's start and end nodes.
+  std::set<std::string> excluded;
+  for (const auto& n : names_of(spec.value("nodes_to_exclude", Json()))) excluded.insert(n);
+  std::set<std::string> node_names;
+  for (const auto& n : f.nodes) node_names.insert(n.name);
+  Check model = make_check("verify.onnx.model");
+  FailureSink model_sink;
+  for (const auto& n : excluded) {
+    ++model.checked;
+    if (!in(node_names, n)) model_sink.add(n, "a node the plan excludes", "no node of that name in the quantized model");
+  }
+  for (const auto& n : names_of(spec.value("nodes_to_quantize", Json()))) {
+    ++model.checked;
+    if (!in(node_names, n)) model_sink.add(n, "a node the plan quantizes", "no node of that name in the quantized model");
+  }
+  if (spec.contains("subgraphs_to_exclude") && spec["subgraphs_to_exclude"].is_array()) {
+    // Forward from the start nodes, backward from the end nodes; the
+    // intersection is the subgraph.
+    std::map<std::string, std::vector<size_t>> consumers;
+    for (size_t i = 0; i < f.nodes.size(); ++i)
+      for (const auto& in_name : f.nodes[i].inputs) consumers[in_name].push_back(i);
+    std::map<std::string, size_t> by_name;
+    for (size_t i = 0; i < f.nodes.size(); ++i) by_name[f.nodes[i].name] = i;
+    for (const auto& pair : spec["subgraphs_to_exclude"]) {
+      if (!pair.is_array() || pair.size() != 2) continue;
+      auto starts = names_of(pair[0]), ends = names_of(pair[1]);
+      std::set<size_t> fwd, bwd;
+      std::vector<size_t> stack;
+      for (const auto& s : starts)
+        if (by_name.count(s)) stack.push_back(by_name[s]);
+        else {
+          ++model.checked;
+          model_sink.add(s, "a start node of an excluded subgraph", "no node of that name");
+        }
+      std::set<std::string> end_set(ends.begin(), ends.end());
+      while (!stack.empty()) {
+        size_t i = stack.back();
+        stack.pop_back();
+        if (!fwd.insert(i).second || in(end_set, f.nodes[i].name)) continue;
+        for (const auto& o : f.nodes[i].outputs)
+          for (size_t c : consumers[o]) stack.push_back(c);
+      }
+      for (const auto& e : ends)
+        if (by_name.count(e)) stack.push_back(by_name[e]);
+        else {
+          ++model.checked;
+          model_sink.add(e, "an end node of an excluded subgraph", "no node of that name");
+        }
+      std::set<std::string> start_set(starts.begin(), starts.end());
+      while (!stack.empty()) {
+        size_t i = stack.back();
+        stack.pop_back();
+        if (!bwd.insert(i).second || in(start_set, f.nodes[i].name)) continue;
+        for (const auto& in_name : f.nodes[i].inputs)
+          if (const NodeRef* p = g.producer_of(f.nodes[i].graph, in_name)) stack.push_back(static_cast<size_t>(p - f.nodes.data()));
+      }
+      for (size_t i : fwd)
+        if (bwd.count(i) && !in(dq_ops, f.nodes[i].op_type) && !in(q_ops, f.nodes[i].op_type)) excluded.insert(f.nodes[i].name);
+    }
+  }
+  model_sink.flush_into(model);
+
+  // Is tensor `t` (an input of a node in graph `gi`) dequantized, and from what?
+  struct Source {
+    const NodeRef* dq = nullptr;          // the DQ (or fused QDQ) node feeding it
+    const onnx::ConstTensor* weight = nullptr;  // the constant behind it, if any
+    int32_t qtype = 0;                    // the quantized data type (zero point or stored weight), 0 when unknown
+  };
+  auto source_of = [&](uint32_t gi, const std::string& t) {
+    Source s;
+    const NodeRef* p = g.producer_of(gi, t);
+    if (!p) {
+      s.weight = g.constant_of(gi, t);
+      return s;
+    }
+    if (in(dq_ops, p->op_type) || in(fused_ops, p->op_type)) {
+      s.dq = p;
+      if (in(dq_ops, p->op_type)) {
+        if (p->inputs.size() > 2 && !p->inputs[2].empty())
+          if (const auto* zp = g.constant_of(gi, p->inputs[2])) s.qtype = zp->dtype;
+        const std::string& x = p->inputs.empty() ? std::string() : p->inputs[0];
+        if (const auto* c = g.constant_of(gi, x)) {
+          s.weight = c;
+          if (!s.qtype) s.qtype = c->dtype;
+        } else if (const NodeRef* q = g.producer_of(gi, x); q && in(q_ops, q->op_type)) {
+          if (!q->inputs.empty()) s.weight = g.constant_of(gi, q->inputs[0]);
+          if (!s.qtype && q->inputs.size() > 2)
+            if (const auto* zp = g.constant_of(gi, q->inputs[2])) s.qtype = zp->dtype;
+          if (!s.qtype) s.qtype = 2;  // QuantizeLinear without a zero point: uint8
+        }
+      } else if (!p->inputs.empty()) {
+        s.weight = g.constant_of(gi, p->inputs[0]);
+      }
+    } else {
+      s.weight = nullptr;
+    }
+    return s;
+  };
+
+  const Json& types = layout["types"];
+  auto type_info = [&](const char* key) -> const Json* {
+    if (!preset || !preset->contains(key) || !(*preset)[key].is_string()) return nullptr;
+    std::string t = (*preset)[key].get<std::string>();
+    return types.contains(t) ? &types[t] : nullptr;
+  };
+  const Json* act_type = type_info("activation_type");
+  const Json* w_type = type_info("weight_type");
+  auto type_ok = [&](const Json* info, const Source& s) {
+    if (!info) return true;
+    if (info->value("form", "qdq") == "fused") return s.dq && s.dq->op_type == info->value("op", "");
+    if (!s.dq || !in(dq_ops, s.dq->op_type)) return false;
+    auto allowed = (*info)["onnx_types"].get<std::vector<int32_t>>();
+    return s.qtype == 0 || std::find(allowed.begin(), allowed.end(), s.qtype) != allowed.end();
+  };
+  auto type_text = [&](const Json* info) -> std::string {
+    if (!info) return "?";
+    if (info->value("form", "qdq") == "fused") return info->value("op", "");
+    std::string s;
+    for (auto t : (*info)["onnx_types"]) s += (s.empty() ? "" : "|") + type_name(t.get<int32_t>());
+    return s;
+  };
+  auto found_type = [&](const Source& s) -> std::string {
+    if (!s.dq) return "float (no dequantize)";
+    if (in(fused_ops, s.dq->op_type)) return s.dq->op_type;
+    return s.qtype ? s.dq->op_type + " of " + type_name(s.qtype) : s.dq->op_type;
+  };
+
+  Check quantized = make_check("verify.onnx.quantized_nodes");
+  Check excl = make_check("verify.onnx.excluded_nodes");
+  Check dtypes = make_check("verify.onnx.data_types");
+  FailureSink q_sink, x_sink, t_sink;
+  GroupBuilder kept_q{"quantized (" + preset_name + ")", {}, {}}, kept_x{"excluded (float)", {}, {}};
+  const bool nbits = preset && preset->value("quant_format", "") == "MatMulNBits";
+  const bool dynamic = preset && preset->value("dynamic", false);
+  const bool weight_only = preset && (*preset)["activation_type"].is_null();
+  uint64_t float_weights_left = 0;
+  for (const auto& n : f.nodes) {
+    if (!in(op_types, n.op_type)) continue;
+    auto wi = weight_inputs.find(n.op_type);
+    if (wi == weight_inputs.end()) continue;
+    // A weighted node: a weight input that is, or is dequantized from, a constant.
+    std::vector<Source> wsrc;
+    bool weighted = false;
+    for (int idx : wi->second) {
+      if (idx >= static_cast<int>(n.inputs.size())) continue;
+      Source s = source_of(n.graph, n.inputs[idx]);
+      if (s.weight) weighted = true;
+      wsrc.push_back(s);
+    }
+    if (!weighted) continue;
+    if (n.in_subgraph && !(nbits)) {
+      // Quark quantizes control-flow bodies only with EnableSubgraph.
+      if (!extra.value("EnableSubgraph", false)) continue;
+    }
+    Source act = n.inputs.empty() ? Source{} : source_of(n.graph, n.inputs[0]);
+    if (in(excluded, n.name)) {
+      ++excl.checked;
+      std::string bad;
+      for (const auto& s : wsrc)
+        if (s.dq) bad += (bad.empty() ? "" : "; ") + std::string("weight through ") + s.dq->op_type + " " + s.dq->name;
+      if (!bad.empty()) {
+        x_sink.add(n.name, n.op_type + " in float (excluded by the plan)", bad);
+        kept_x.broken.push_back(n.name);
+      } else {
+        kept_x.kept.push_back(n.name);
+      }
+      continue;
+    }
+    if (nbits || dynamic) continue;  // counted below / not checked node by node
+    ++quantized.checked;
+    std::vector<std::string> missing;
+    for (const auto& s : wsrc)
+      if (s.weight && !s.dq) {
+        missing.push_back("weight " + s.weight->name + " in float");
+        ++float_weights_left;
+      }
+    if (!weight_only && !act.dq && !act.weight) missing.push_back("activation " + (n.inputs.empty() ? std::string("?") : n.inputs[0]) + " not dequantized");
+    if (!missing.empty()) {
+      std::string want = weight_only ? "dequantized weights" : "dequantized activation and weights";
+      q_sink.add(n.name, n.op_type + " with " + want, [&] {
+        std::string s;
+        for (const auto& m : missing) s += (s.empty() ? "" : "; ") + m;
+        return s;
+      }());
+      kept_q.broken.push_back(n.name);
+      continue;
+    }
+    kept_q.kept.push_back(n.name);
+    ++dtypes.checked;
+    std::vector<std::string> wrong;
+    for (const auto& s : wsrc)
+      if (s.dq && !type_ok(w_type, s)) wrong.push_back("weight " + found_type(s));
+    if (!weight_only && act.dq && !type_ok(act_type, act)) wrong.push_back("activation " + found_type(act));
+    if (!wrong.empty()) {
+      std::string s;
+      for (const auto& w : wrong) s += (s.empty() ? "" : "; ") + w;
+      t_sink.add(n.name, preset_name + ": activations " + (weight_only ? std::string("float") : type_text(act_type)) + ", weights " + type_text(w_type), s);
+    }
+  }
+  if (nbits) {
+    // MatMulNBits replaces each quantized MatMul: none with a constant 2-D weight may stay.
+    uint64_t nbits_nodes = f.op_counts.count("com.microsoft.MatMulNBits") ? f.op_counts.at("com.microsoft.MatMulNBits") : 0;
+    if (!nbits_nodes && f.op_counts.count("MatMulNBits")) nbits_nodes = f.op_counts.at("MatMulNBits");
+    quantized.checked = nbits_nodes;
+    for (const auto& n : f.nodes)
+      if (n.op_type == "MatMul" && !in(excluded, n.name) && n.inputs.size() > 1)
+        if (const auto* c = g.constant_of(n.graph, n.inputs[1]); c && c->rank == 2) {
+          ++quantized.checked;
+          q_sink.add(n.name, "rewritten to MatMulNBits", "a MatMul with float weight " + c->name);
+        }
+    if (!nbits_nodes) q_sink.add(model_path.filename().string(), "MatMulNBits nodes", "none");
+    dtypes.skipped = "MatMulNBits packs its weights itself (no Q/DQ pairs)";
+  }
+  if (dynamic) {
+    quantized.skipped = dtypes.skipped = "dynamic quantization writes ONNX Runtime integer ops, not Q/DQ pairs; verify checks static Q/DQ models";
+  }
+  q_sink.flush_into(quantized);
+  x_sink.flush_into(excl);
+  t_sink.flush_into(dtypes);
+  if (excl.checked == 0) excl.skipped = excluded.empty() ? "the plan excludes no nodes" : "no weighted node of the plan's op types is excluded";
+  if (quantized.checked == 0 && quantized.skipped.empty() && !nbits) {
+    quantized.checked = 1;
+    quantized.failures.push_back({model_path.filename().string(), "Q/DQ on the " + std::to_string(op_types.size()) + " op types the plan quantizes", "no weighted node of those op types"});
+  }
+  if (dtypes.checked == 0 && dtypes.skipped.empty()) dtypes.skipped = "no quantized node to read data types from";
+
+  // Power-of-two scales: every scale input of a Q/DQ node.
+  Check pof2 = make_check("verify.onnx.power_of_two");
+  if (preset && preset->value("power_of_two", false)) {
+    FailureSink p_sink;
+    std::set<std::string> seen;
+    for (const auto& n : f.nodes) {
+      if (!(in(dq_ops, n.op_type) || in(q_ops, n.op_type)) || n.inputs.size() < 2) continue;
+      const auto* c = g.constant_of(n.graph, n.inputs[1]);
+      if (!c || !seen.insert(c->name).second) continue;
+      ++pof2.checked;
+      std::string why;
+      auto values = read_floats(*c, map.bytes(), model_path.parent_path(), why);
+      if (values.empty()) {
+        p_sink.add(c->name, "a power-of-two scale", "unreadable: " + (why.empty() ? std::string("no values") : why));
+        continue;
+      }
+      for (double v : values)
+        if (!power_of_two(v)) {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%.9g", v);
+          p_sink.add(c->name, "a power-of-two scale (2^k)", std::string("scale ") + buf);
+          break;
+        }
+    }
+    p_sink.flush_into(pof2);
+    if (pof2.checked == 0) pof2.skipped = "no quantize/dequantize node with a constant scale";
+  } else {
+    pof2.skipped = preset_name + " uses float scales";
+  }
+
+  // Custom ops: present exactly when the preset's format needs them.
+  Check custom = make_check("verify.onnx.custom_ops");
+  custom.checked = 1;
+  uint64_t custom_nodes = 0;
+  for (const auto& [d, count] : f.domain_op_counts)
+    if (in(custom_domains, d)) custom_nodes += count;
+  bool needs = preset && preset->value("needs_custom_ops", false);
+  bool extended = preset && preset->value("quant_format", "") == "ExtendedQDQ";
+  if (needs && custom_nodes == 0)
+    custom.failures.push_back({model_path.filename().string(), preset_name + "'s format written with Quark's custom ops", "no node in a Quark domain"});
+  if (!needs && !extended && custom_nodes > 0)
+    custom.failures.push_back({model_path.filename().string(), "standard ONNX ops only (" + preset_name + ")", std::to_string(custom_nodes) + " nodes in Quark's custom domains"});
+
+  // Interface: input names, layout and shapes as announced, float I/O kept.
+  Check iface = make_check("verify.onnx.interface");
+  FailureSink i_sink;
+  const Json* ainputs = analysis.is_object() ? &analysis["model"]["onnx_specific"]["inputs"] : nullptr;
+  auto fixed = fixed_shapes(extra);
+  bool nhwc = extra.value("ConvertNCHWToNHWC", false);
+  bool fp16_to_32 = extra.value("ConvertFP16ToFP32", false);
+  if (ainputs && ainputs->is_array()) {
+    for (const auto& ai : *ainputs) {
+      std::string name = ai.value("name", "");
+      ++iface.checked;
+      auto it = std::find_if(f.inputs.begin(), f.inputs.end(), [&](const onnx::ValueInfo& v) { return v.name == name; });
+      if (it == f.inputs.end()) {
+        i_sink.add(name, "a model input", "missing from the quantized model");
+        continue;
+      }
+      std::string adtype = ai.value("dtype", "");
+      std::string want_dtype = fp16_to_32 && adtype == "float16" ? "float32" : adtype;
+      if (!want_dtype.empty() && type_name(it->elem_type) != want_dtype) i_sink.add(name, "input of " + want_dtype, type_name(it->elem_type));
+      std::string want = fixed.count(name) ? fixed[name] : ai.contains("shape") && ai["shape"].is_array() ? dims_text(ai["shape"]) : "";
+      if (nhwc && !want.empty()) {
+        // [N,C,H,W] -> [N,H,W,C]
+        std::vector<std::string> parts;
+        std::string body = want.substr(1, want.size() - 2);
+        size_t p = 0;
+        while (p <= body.size()) {
+          size_t e = body.find(',', p);
+          parts.push_back(body.substr(p, e == std::string::npos ? std::string::npos : e - p));
+          if (e == std::string::npos) break;
+          p = e + 1;
+        }
+        if (parts.size() == 4) want = "[" + parts[0] + "," + parts[2] + "," + parts[3] + "," + parts[1] + "]";
+      }
+      std::string got = dims_text(*it);
+      // Symbolic dims compare by position only when the plan fixed them.
+      if (!want.empty() && (fixed.count(name) || nhwc) && got != want)
+        i_sink.add(name, std::string("shape ") + want + (nhwc ? " (NHWC)" : ""), "shape " + got);
+    }
+    const Json& aout = analysis["model"]["onnx_specific"]["outputs"];
+    for (const auto& ao : aout) {
+      std::string name = ao.value("name", "");
+      ++iface.checked;
+      auto it = std::find_if(f.outputs.begin(), f.outputs.end(), [&](const onnx::ValueInfo& v) { return v.name == name; });
+      if (it == f.outputs.end()) i_sink.add(name, "a model output", "missing from the quantized model");
+      else {
+        std::string adtype = ao.value("dtype", "");
+        std::string want_dtype = fp16_to_32 && adtype == "float16" ? "float32" : adtype;
+        if (!want_dtype.empty() && type_name(it->elem_type) != want_dtype) i_sink.add(name, "output of " + want_dtype, type_name(it->elem_type));
+      }
+    }
+  } else {
+    iface.skipped = "the plan's analysis (its inputs and outputs) is not available";
+  }
+  i_sink.flush_into(iface);
+
+  // Size: the estimate of the plan's preset.
+  for (const auto& w : plan.value("estimates", Json::object()).value("weights", Json::array()))
+    if (w.value("scheme", "") == preset_name && w.contains("bytes") && w["bytes"].is_number_unsigned()) {
+      r.estimated_bytes = w["bytes"].get<uint64_t>();
+      break;
+    }
+  if (float_weights_left) r.notes.push_back(std::to_string(float_weights_left) + " weights of quantized op types are still float.");
+
+  r.checks = {model, quantized, excl, dtypes, pof2, custom, iface};
+  r.groups.push_back(kept_q.finish());
+  if (!kept_x.kept.empty() || !kept_x.broken.empty()) r.groups.push_back(kept_x.finish());
+  uint64_t inline_b = f.inline_weight_bytes, ext_b = 0;
+  for (const auto& e : f.external) ext_b += e.expected_bytes;
+  r.bytes = {{"tensors inside the .onnx", inline_b}, {"external data", ext_b}, {"graph and metadata", map.size() > inline_b ? map.size() - inline_b : 0}};
+  return r;
+}
+
+}  // namespace quarkplan::verify::detail
