@@ -3,17 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/units.h"
 #include "ui/decision_table.h"
 
 namespace quarkplan::ui {
-
-namespace {
-std::string gib(uint64_t b) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / 1073741824.0);
-  return buf;
-}
-}  // namespace
 
 std::string render_verify(const verify::Result& r, const Style& st, int width) {
   size_t w = static_cast<size_t>(std::max(40, width));
@@ -41,7 +34,7 @@ std::string render_verify(const verify::Result& r, const Style& st, int width) {
     }
     if (c.failures.size() > shown) out += "  ... and " + std::to_string(c.failures.size() - shown) + " more (--json lists every one)\n";
   }
-  if (r.estimated_bytes) out += "\n" + paragraph("Size: " + gib(r.exported_bytes) + " exported, " + gib(r.estimated_bytes) + " estimated.", width);
+  if (r.estimated_bytes) out += "\n" + paragraph("Size: " + format_bytes(r.exported_bytes) + " exported, " + format_bytes(r.estimated_bytes) + " estimated.", width);
   for (const auto& n : r.notes) out += paragraph("Note: " + n, width);
   return out;
 }

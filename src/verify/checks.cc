@@ -19,16 +19,16 @@ const std::vector<CheckInfo>& check_table() {
       {"verify.torch.quantized_tensors", "torch", "Every module the plan quantizes carries the weight, scales and zero points its scheme writes"},
       {"verify.torch.excluded_untouched", "torch", "Every module the plan excludes keeps its original dtype and shape, with no scales"},
       {"verify.torch.kv_cache", "torch", "FP8 KV-cache scales on every attention layer when kv_cache_scheme is fp8, none otherwise"},
-      {"verify.torch.size", "torch", "The exported weights are within the stated tolerance of the plan's size estimate"},
       {"verify.torch.source_files", "torch", "The source's tokenizer, chat template and generation files are present and unchanged"},
       {"verify.torch.quark_release", "torch", "The Quark release that wrote the export is the plan's"},
-      {"verify.onnx.model", "onnx", "The quantized model is the plan's model: the nodes the plan names are there"},
+      {"verify.onnx.model", "onnx", "The quantized model is the plan's model: its op counts and the nodes the plan names"},
       {"verify.onnx.quantized_nodes", "onnx", "Every node of the op types the plan quantizes has Q/DQ on its activations and weights"},
       {"verify.onnx.excluded_nodes", "onnx", "Nodes the plan excludes, by name or subgraph, have no Q/DQ on their inputs or weights"},
       {"verify.onnx.data_types", "onnx", "Quantize/dequantize pairs use the preset's activation and weight data types"},
       {"verify.onnx.power_of_two", "onnx", "For power-of-two presets (NPU CNN) every scale is an exact power of two"},
       {"verify.onnx.custom_ops", "onnx", "Quark's custom Q/DQ ops appear exactly where the preset's format needs them"},
       {"verify.onnx.interface", "onnx", "The inputs and outputs are the ones the plan announced (layout, fixed shapes, float I/O)"},
+      {"verify.size", "both", "The exported size is within the stated tolerance of the plan's estimate"},
   };
   return table;
 }

@@ -30,18 +30,13 @@ struct Graph {
   std::map<std::pair<uint32_t, std::string>, size_t> producer;  // (graph, tensor) -> node
   std::map<std::pair<uint32_t, std::string>, size_t> constant;  // (graph, tensor) -> constant
   explicit Graph(const Facts& facts) : f(facts) {
+    // A Constant node's value is a constant known by the node's output name
+    // (onnx_reader names it so), not an activation it produces.
     for (size_t i = 0; i < f.nodes.size(); ++i)
-      for (const auto& o : f.nodes[i].outputs) producer[{f.nodes[i].graph, o}] = i;
+      if (f.nodes[i].op_type != "Constant")
+        for (const auto& o : f.nodes[i].outputs) producer[{f.nodes[i].graph, o}] = i;
     for (size_t i = 0; i < f.constants.size(); ++i)
-      if (!f.constants[i].in_constant_node) constant[{f.constants[i].graph, f.constants[i].name}] = i;
-    // A Constant node's value is its output tensor.
-    for (size_t i = 0; i < f.nodes.size(); ++i)
-      if (f.nodes[i].op_type == "Constant" && !f.nodes[i].outputs.empty()) {
-        for (size_t c = 0; c < f.constants.size(); ++c)
-          if (f.constants[c].in_constant_node && f.constants[c].graph == f.nodes[i].graph && constant.count({f.nodes[i].graph, f.nodes[i].outputs[0]}) == 0) {
-            // Constant-node values carry no name of their own: matched by order.
-          }
-      }
+      if (!f.constants[i].name.empty()) constant[{f.constants[i].graph, f.constants[i].name}] = i;
   }
   const NodeRef* producer_of(uint32_t g, const std::string& t) const {
     auto it = producer.find({g, t});
@@ -271,6 +266,16 @@ Result verify_onnx(const Json& plan, const Json& analysis, const std::string& ou
       }
       for (size_t i : fwd)
         if (bwd.count(i) && !in(dq_ops, f.nodes[i].op_type) && !in(q_ops, f.nodes[i].op_type)) excluded.insert(f.nodes[i].name);
+    }
+  }
+  // The same model: every op type the plan quantizes occurs as often as in the analysed model.
+  if (analysis.is_object() && analysis["model"].contains("onnx_specific")) {
+    const Json& counts = analysis["quantization_targets"].value("onnx_specific", Json::object()).value("op_counts", Json::object());
+    for (const auto& op : op_types) {
+      uint64_t want = counts.contains(op) && counts[op].is_number_unsigned() ? counts[op].get<uint64_t>() : 0;
+      uint64_t got = f.op_counts.count(op) ? f.op_counts.at(op) : 0;
+      ++model.checked;
+      if (want != got) model_sink.add(op, std::to_string(want) + " " + op + " nodes (the analysed model)", std::to_string(got));
     }
   }
   model_sink.flush_into(model);

@@ -445,27 +445,13 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
   }
   if (qc.is_object() && export_excl.empty() && listed.checked) listed.failures.push_back({"quantization_config.exclude", "the plan's exclusions", "absent or empty"});
 
-  // --- size
-  Check size = make_check("verify.torch.size");
+  // --- size (the check itself is shared: verify.cc)
   r.exported_bytes = ex.data_bytes;
   for (const auto& w : plan["estimates"].value("weights", Json::array()))
     if (w.value("scheme", "") == global && w.contains("bytes") && w["bytes"].is_number_unsigned()) {
       r.estimated_bytes = w["bytes"].get<uint64_t>();
       break;
     }
-  if (r.estimated_bytes) {
-    size.checked = 1;
-    double ratio = static_cast<double>(r.exported_bytes) / static_cast<double>(r.estimated_bytes);
-    if (ratio < 1 - options.size_tolerance || ratio > 1 + options.size_tolerance) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "%.2f GiB, %+.1f %% from the estimate", r.exported_bytes / 1073741824.0, (ratio - 1) * 100);
-      char want[160];
-      std::snprintf(want, sizeof want, "%.2f GiB +-%.0f %%", r.estimated_bytes / 1073741824.0, options.size_tolerance * 100);
-      size.failures.push_back({"the exported weights", want, buf});
-    }
-  } else {
-    size.skipped = "the plan has no size estimate for " + global;
-  }
   r.bytes = {{"quantized weights", bytes_quant}, {"scales and zero points", bytes_scales}, {"excluded modules", bytes_excluded},
              {"other tensors (embeddings, norms, non-Linear)", ex.data_bytes > bytes_seen ? ex.data_bytes - bytes_seen : 0}};
 
@@ -537,7 +523,6 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
   r.checks.push_back(quantized);
   r.checks.push_back(untouched);
   r.checks.push_back(kv);
-  r.checks.push_back(size);
   r.checks.push_back(files);
   r.checks.push_back(release);
   for (auto& [k, g] : groups) r.groups.push_back(g.finish());

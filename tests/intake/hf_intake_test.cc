@@ -12,7 +12,7 @@
 #include "intake/intake.h"
 #include "intake/module_names.h"
 #include "intake/safetensors_reader.h"
-#include "intake/safetensors_writer.h"
+#include "export_sim/safetensors_writer.h"
 #include "support/test_support.h"
 
 using namespace qp_test;

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
-#include "verify/quark_export_writer.h"
+#include "export_sim/torch_export_writer.h"
 
 namespace qp_test {
 namespace {
@@ -78,7 +78,7 @@ TEST(TorchVerify, Fp8WithFp8KvCacheOnLlamaKeepsThePlan) {
   Json v = verify_json(*p, p->tmp / "out", 0);
   expect_all_kept(v, {"verify.plan.confirmed", "verify.torch.quant_method", "verify.torch.model", "verify.torch.global_scheme",
                       "verify.torch.exclusions_listed", "verify.torch.quantized_tensors", "verify.torch.excluded_untouched",
-                      "verify.torch.kv_cache", "verify.torch.size", "verify.torch.source_files", "verify.torch.quark_release"});
+                      "verify.torch.kv_cache", "verify.size", "verify.torch.source_files", "verify.torch.quark_release"});
   // 32 layers x 7 projections quantized, lm_head excluded; KV scales on 64 projections (+ the config's group).
   EXPECT_EQ(check(v, "verify.torch.quantized_tensors")["checked"], 224);
   EXPECT_EQ(check(v, "verify.torch.excluded_untouched")["checked"], 1);
@@ -94,7 +94,7 @@ TEST(TorchVerify, Int4AwqGroup128OnLlamaKeepsThePlan) {
   ASSERT_EQ(p->plan_json["global_scheme"], "int4_wo_128");
   ASSERT_EQ(p->plan_json["algorithm"], "awq");
   write_quark_export(p->tmp / "out", p->plan_json, p->analysis, p->source, {.shards = 4});
-  expect_all_kept(verify_json(*p, p->tmp / "out", 0), {"verify.torch.quantized_tensors", "verify.torch.global_scheme", "verify.torch.size"});
+  expect_all_kept(verify_json(*p, p->tmp / "out", 0), {"verify.torch.quantized_tensors", "verify.torch.global_scheme", "verify.size"});
 }
 
 TEST(TorchVerify, Uint4AwqForRyzenAiKeepsThePlan) {
@@ -252,7 +252,7 @@ TEST(TorchVerifyBroken, AGlobalConfigOfAnotherSchemeIsNamed) {
 
 TEST(TorchVerifyBroken, ASizeFarFromTheEstimateIsNamed) {
   auto b = break_fp8([](std::vector<StTensor>& t, Json&) { t.push_back({"model.extra_float_copy.weight", "F32", {4096, 1024 * 1024}}); });
-  std::string f = failures_of(b.v, "verify.torch.size");
+  std::string f = failures_of(b.v, "verify.size");
   EXPECT_NE(f.find("the exported weights | "), std::string::npos) << f;
   EXPECT_NE(f.find("% from the estimate"), std::string::npos) << f;
 }

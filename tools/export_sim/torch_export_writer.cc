@@ -1,15 +1,22 @@
-#include "verify/quark_export_writer.h"
+#include "export_sim/torch_export_writer.h"
 
 #include <fstream>
 
 #include "intake/module_names.h"
-#include "support/test_support.h"
 
 namespace qp_test {
 
 using quarkplan::Json;
 
 namespace {
+
+namespace fs = std::filesystem;
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f << text;
+  if (!f) throw std::runtime_error("cannot write " + p.string());
+}
 
 uint64_t up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -156,7 +163,7 @@ void write_quark_export(const fs::path& dir, const Json& plan, const Json& analy
                                      {"weight_format", "real_quantized"},
                                      {"weight_merge_groups", nullptr}}}};
   if (opt.edit) opt.edit(tensors, config);
-  write_file(dir / "config.json", quarkplan::dump_json(config));
+  write_text(dir / "config.json", quarkplan::dump_json(config));
   for (const char* f : {"tokenizer.json", "tokenizer_config.json", "generation_config.json", "special_tokens_map.json"}) {
     if (!source.empty() && fs::exists(source / f)) fs::copy_file(source / f, dir / f, fs::copy_options::overwrite_existing);
   }
@@ -171,7 +178,7 @@ void write_quark_export(const fs::path& dir, const Json& plan, const Json& analy
     total += write_safetensors(dir / name, parts[static_cast<size_t>(s)], true, "{\"format\":\"pt\"}");
     for (const auto& t : parts[static_cast<size_t>(s)]) weight_map[t.name] = name;
   }
-  write_file(dir / "model.safetensors.index.json", quarkplan::dump_json(Json{{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}}));
+  write_text(dir / "model.safetensors.index.json", quarkplan::dump_json(Json{{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}}));
 }
 
 }  // namespace qp_test

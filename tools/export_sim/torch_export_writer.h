@@ -1,6 +1,7 @@
 // Writes Hugging Face exports laid out the way Quark's exporter writes them
 // (quark/torch/export@1d27b558; see tests/data/verify/torch/QUARK_EXPORT_FACTS.md),
-// for verify's tests: config.json with its quantization_config, and sparse
+// for verify's tests and the demo (it is not Quark: no weight is quantized, the
+// data is a hole): config.json with its quantization_config, and sparse
 // safetensors shards (headers real, data a hole) with an index. The layouts
 // here are transcribed from the facts file independently of catalog/torch.json,
 // so the tests check the catalog rather than agree with it by construction.
@@ -12,7 +13,7 @@
 #include <vector>
 
 #include "common/json.h"
-#include "intake/safetensors_writer.h"
+#include "export_sim/safetensors_writer.h"
 
 namespace qp_test {
 

