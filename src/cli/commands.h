@@ -67,7 +67,7 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
 void check_artifact_kind(const std::string& flag, const std::string& path, const std::string& kind);
 
 struct ReportArgs {
-  std::string plan, output = "report.html", catalog_dir;
+  std::string plan, output = "report.html", catalog_dir, verify_output, source;
   bool json = false;
 };
 int run_report_command(const ReportArgs& args);

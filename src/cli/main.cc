@@ -101,6 +101,8 @@ int main(int argc, char** argv) {
   cr->add_option("-o", report.output, "where to write the page")->default_val("report.html");
   cr->add_option("--catalog", report.catalog_dir, "a folder of catalog files that replace the embedded ones");
   cr->add_flag("--json", report.json, "print the result (or the error) as one JSON object on stdout");
+  cr->add_option("--verify", report.verify_output, "also verify this export (a Hugging Face folder or a quantized .onnx) and add the result");
+  cr->add_option("--source", report.source, "with --verify: the model folder the plan was made from");
 
   VerifyArgs verify;
   auto* cy = app.add_subcommand("verify", "Check that the model Quark exported keeps the plan (exit 0 kept, 2 broken)");

@@ -8,6 +8,7 @@
 #include "common/files.h"
 #include "plan/plan_file.h"
 #include "ui/report.h"
+#include "verify/verify.h"
 
 namespace quarkplan {
 
@@ -39,6 +40,8 @@ int run_report_command(const ReportArgs& a) {
     // rules, as explain does.
     IntegrityReport check = verified_plan(a.plan, lp.plan, a.catalog_dir);
     ui::ReportInput in;
+    Json verification;
+    if (!a.verify_output.empty()) in.verification = verification = verify::to_json(verify_plan_output(a.plan, a.verify_output, a.source, a.catalog_dir));
     in.integrity = check.summary();
     in.verified = check.rules_rechecked;
     in.plan = std::move(lp.plan);
@@ -54,12 +57,19 @@ int run_report_command(const ReportArgs& a) {
       std::fputs(dump_json(Json{{"report", a.output},
                                 {"plan", a.plan},
                                 {"integrity", {{"verified", check.rules_rechecked}, {"summary", check.summary()}}},
+                                {"verification", verification},
                                 {"analysis_note", lp.analysis_note.empty() ? Json(nullptr) : Json(lp.analysis_note)}})
                      .c_str(),
                  stdout);
       return kExitOk;
     }
     std::printf("Wrote the report of %s to %s\n", a.plan.c_str(), a.output.c_str());
+    if (!verification.is_null())
+      std::printf("%s\n", verification["verified"].get<bool>()
+                             ? ("Every promise of the plan is kept by " + a.verify_output + ".").c_str()
+                             : (std::to_string(verification["broken_promises"].get<uint64_t>()) +
+                                (verification["broken_promises"].get<uint64_t>() == 1 ? " broken promise in " : " broken promises in ") + a.verify_output +
+                                ": see the report's verification section, or run quarkplan verify.").c_str());
     return kExitOk;
   });
 }

@@ -53,6 +53,7 @@ std::string render_report(const ReportInput& in) {
   std::string layers = onnx ? onnx_ops(p, in.analysis, in.catalog_dir) : torch_layers(p, in.analysis);
   std::string outliers = weight_stats(p, in.analysis);
   std::string quark = invocation_section(in);
+  std::string verification = verification_section(in.verification);
   std::string rules = rules_section();
 
   // Summary cards: the few facts people look for first.
@@ -98,8 +99,9 @@ std::string render_report(const ReportInput& in) {
   html += "</div>\n<nav aria-label=\"Sections\"><ul><li><a href=\"#model\">Model</a></li><li><a href=\"#decisions\">Decisions</a></li>"
           "<li><a href=\"#risks\">Risks</a></li><li><a href=\"#size\">Size</a></li><li><a href=\"#fit\">Memory fit</a></li>"
           "<li><a href=\"#layers\">What gets quantized</a></li><li><a href=\"#outliers\">Outliers</a></li><li><a href=\"#quark\">Quark invocation</a></li>"
-          "<li><a href=\"#rules\">Rules</a></li></ul></nav>\n</header>\n<main>\n";
-  html += card + decisions + risks + size + fit + layers + outliers + quark + rules;
+          "<li><a href=\"#rules\">Rules</a></li>" +
+          std::string(verification.empty() ? "" : "<li><a href=\"#verification\">Verification</a></li>") + "</ul></nav>\n</header>\n<main>\n";
+  html += card + decisions + risks + size + fit + layers + outliers + quark + verification + rules;
   std::string quark_version = str(get(get(in.analysis, "intake"), "catalog_quark_version"));
   if (quark_version.empty()) quark_version = Catalog::load(in.catalog_dir).version_stamp();
   html += "</main>\n<footer>Made by " + e(in.tool_version) + " from " + e(in.plan_path) + " with Quark facts of " + e(quark_version) +

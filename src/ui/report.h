@@ -24,6 +24,7 @@ struct ReportInput {
   std::string tool_version;   // e.g. "quarkplan 0.1.0"
   std::string integrity;      // the integrity check's one-line summary ("" when not run)
   bool verified = true;       // false: confirmed by its author but not re-checked
+  Json verification;          // quarkplan verify's JSON result (report --verify), or null
 };
 
 std::string render_report(const ReportInput& in);

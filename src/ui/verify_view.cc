@@ -29,8 +29,8 @@ std::string render_verify(const verify::Result& r, const Style& st, int width) {
     for (size_t i = 0; i < shown; ++i) {
       const auto& f = c.failures[i];
       for (const auto& l : wrap_indented("- " + f.subject, w, 2)) out += l + "\n";
-      for (const auto& l : wrap_indented("plan:   " + f.expected, w, 6)) out += l + "\n";
-      for (const auto& l : wrap_indented("export: " + f.found, w, 6)) out += l + "\n";
+      for (const auto& l : wrap_indented("plan says:   " + f.expected, w, 6)) out += l + "\n";
+      for (const auto& l : wrap_indented("export has:  " + f.found, w, 6)) out += l + "\n";
     }
     if (c.failures.size() > shown) out += "  ... and " + std::to_string(c.failures.size() - shown) + " more (--json lists every one)\n";
   }

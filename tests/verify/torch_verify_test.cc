@@ -351,3 +351,31 @@ TEST(TorchVerifyInput, AnEditedPlanIsRefusedBeforeTheExportIsRead) {
 
 }  // namespace
 }  // namespace qp_test
+
+namespace qp_test {
+namespace {
+
+TEST(VerifyReport, ReportVerifyAddsTheChecksTheModulesAndTheBytes) {
+  auto p = plan_for("llama-3.1-8b-instruct", {"--hardware", "mi300x", "--kv-cache", "fp8"});
+  ExportOptions o;
+  o.edit = [](std::vector<StTensor>& t, Json&) { drop(t, "model.layers.5.self_attn.v_proj.output_scale"); };
+  write_quark_export(p->tmp / "out", p->plan_json, p->analysis, p->source, o);
+  RunResult r = run_quarkplan({"report", p->plan.string(), "--verify", (p->tmp / "out").string(), "-o", "r.html", "--json"}, p->tmp.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json j = quarkplan::parse_json(r.out, "report --json");
+  EXPECT_FALSE(j["verification"]["verified"].get<bool>());
+  EXPECT_EQ(j["verification"]["broken_promises"], 1);
+  std::string html = read_file(p->tmp / "r.html");
+  EXPECT_NE(html.find("<section id=\"verification\">"), std::string::npos);
+  EXPECT_NE(html.find("1 BROKEN PROMISE"), std::string::npos);
+  EXPECT_NE(html.find("<code>model.layers.5.self_attn.v_proj</code>: the plan says FP8 KV-cache scale output_scale"), std::string::npos);
+  for (const char* id : {"verify.torch.quantized_tensors", "verify.torch.kv_cache", "verify.size"}) EXPECT_NE(html.find(id), std::string::npos) << id;
+  EXPECT_NE(html.find("Modules and nodes by promise"), std::string::npos);
+  EXPECT_NE(html.find("id=\"chart-verify-bytes\""), std::string::npos);
+  // Without --verify the page has no such section.
+  r = run_quarkplan({"report", p->plan.string(), "-o", "plain.html"}, p->tmp.path());
+  EXPECT_EQ(read_file(p->tmp / "plain.html").find("id=\"verification\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace qp_test

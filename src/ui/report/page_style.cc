@@ -39,6 +39,7 @@ table.decisions{min-width:40rem}table.decisions th[scope=row]{font-weight:400;wh
 table.decisions td:nth-child(2){min-width:9rem;max-width:22rem}
 td code{overflow-wrap:normal;word-break:normal}
 tr.user th[scope=row]{border-left:4px solid var(--user)}
+tr.broken td:first-child{border-left:4px solid var(--high)}tr.broken td:nth-child(3){color:var(--high);font-weight:700}
 .badge{display:inline-block;font-size:.75rem;border:1px solid currentColor;border-radius:.7rem;padding:0 .45rem;white-space:nowrap}
 .badge.user{color:var(--user)}.badge.flagged{color:var(--high);font-weight:700}.badge.excluded{color:var(--muted)}
 button.sort{all:unset;cursor:pointer;font-weight:600}button.sort::after{content:" \2195";color:var(--muted)}

@@ -32,6 +32,9 @@ std::string weight_stats(const Json& plan, const Json& analysis);
 std::string invocation_section(const ReportInput& in);
 std::string rules_section();
 
+// verification.cc: verify's result (report --verify), from its JSON; empty when null.
+std::string verification_section(const Json& verification);
+
 // page_style.cc: the page's CSS and JavaScript.
 extern const char* kStyle;
 extern const char* kScript;
