@@ -129,6 +129,7 @@ case "${1:-}" in
     configure_build OFF ON
     ninja -C build -j "$jobs"
     bench/run_intake_bench.sh 5
+    bench/run_verify_bench.sh 5
     ;;
   *) sed -n '2,8p' "$0"; exit 2 ;;
 esac

@@ -15,6 +15,7 @@ const std::vector<CheckInfo>& check_table() {
       {"verify.torch.model", "torch", "The export is the plan's model: its model_type and every Linear module the analysis lists"},
       {"verify.torch.global_scheme", "torch", "quantization_config's global config is the plan's global scheme"},
       {"verify.torch.layer_overrides", "torch", "Each layer_quant_config override of the plan is in the export with its scheme"},
+      {"verify.torch.module_configs", "torch", "The quantization_config entry that applies to each quantized module records the plan's scheme for it"},
       {"verify.torch.exclusions_listed", "torch", "Every module the plan excludes is covered by the export's exclude list"},
       {"verify.torch.quantized_tensors", "torch", "Every module the plan quantizes carries the weight, scales and zero points its scheme writes"},
       {"verify.torch.excluded_untouched", "torch", "Every module the plan excludes keeps its original dtype and shape, with no scales"},

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/json.h"
 #include "verify/verify.h"
 
 namespace quarkplan::verify::detail {
@@ -29,6 +30,21 @@ struct GroupBuilder {
   std::vector<std::string> kept, broken;
   PromiseGroup finish();
 };
+
+// Tolerant reading of the export's config and the analysis (files from other
+// tools): a missing key or a value of another type reads as absent.
+inline const Json& member(const Json& j, const char* key) {
+  static const Json null_json;
+  return j.is_object() && j.contains(key) ? j[key] : null_json;
+}
+inline std::string text_of(const Json& j, const char* key, const std::string& def = "") {
+  const Json& v = member(j, key);
+  return v.is_string() ? v.get<std::string>() : def;
+}
+inline bool flag_of(const Json& j, const char* key) {
+  const Json& v = member(j, key);
+  return v.is_boolean() && v.get<bool>();
+}
 
 // "[4096, 128]" / "[]".
 std::string shape_text(const std::vector<uint64_t>& shape);

@@ -11,6 +11,7 @@
 
 #include "catalog/catalog.h"
 #include "common/error.h"
+#include "common/files.h"
 #include "common/mapped_file.h"
 #include "intake/onnx_reader.h"
 #include "intake/protobuf_wire.h"
@@ -71,8 +72,14 @@ std::vector<double> read_floats(const onnx::ConstTensor& c, std::string_view mod
     }
     bytes = model_bytes.substr(c.offset, c.length);
   } else if (c.where == onnx::DataWhere::kExternal) {
-    fs::path p = model_dir / c.location;
-    MappedFile m(p.string());
+    // External data must stay inside the model's folder (as intake requires).
+    std::string refused;
+    auto inside = resolve_inside(model_dir.empty() ? fs::path(".") : model_dir, c.location, refused);
+    if (!inside) {
+      why = "its external data " + c.location + " is refused: " + refused;
+      return out;
+    }
+    MappedFile m(inside->string());
     if (c.offset > m.size() || c.length > m.size() - c.offset) {
       why = "its external data lies outside " + c.location;
       return out;
@@ -164,15 +171,27 @@ std::map<std::string, std::string> fixed_shapes(const Json& extra) {
 
 }  // namespace
 
-Result verify_onnx(const Json& plan, const Json& analysis, const std::string& output, const Options&, const Catalog& catalog) {
-  Result r;
-  r.flow = "onnx";
-  r.output_path = output;
+Result verify_onnx(const Json& plan, const Json& analysis, const std::string& output, const Options& options, const Catalog& catalog) {
   fs::path model_path(output);
   std::error_code ec;
   if (fs::is_directory(model_path, ec)) model_path /= "model.onnx";
   if (!fs::is_regular_file(model_path, ec)) throw InputError(model_path.string(), "not found: give the quantized .onnx file Quark wrote");
   MappedFile map(model_path.string(), true);
+  Result r = verify_onnx_bytes(plan, analysis, map.bytes(), model_path.string(), options, catalog);
+  r.output_path = output;
+  return r;
+}
+
+Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_view bytes, const std::string& path, const Options&, const Catalog& catalog) {
+  Result r;
+  r.flow = "onnx";
+  r.output_path = path;
+  const fs::path model_path(path);
+  struct Bytes {
+    std::string_view b;
+    std::string_view bytes() const { return b; }
+    uint64_t size() const { return b.size(); }
+  } map{bytes};
   Facts f;
   try {
     f = onnx::read_model(map.bytes());
@@ -189,18 +208,18 @@ Result verify_onnx(const Json& plan, const Json& analysis, const std::string& ou
   for (const auto& s : string_list(layout["custom_domains"])) custom_domains.insert(s);
   Graph g(f);
 
-  const std::string preset_name = plan.value("preset", "");
+  const std::string preset_name = text_of(plan, "preset");
   const Json* preset = catalog.onnx_preset(catalog.canonical_preset(preset_name));
   const Json& spec = plan.contains("onnx_specific") ? plan["onnx_specific"] : Json::object();
   const Json& extra = spec.contains("extra_options") && spec["extra_options"].is_object() ? spec["extra_options"] : Json::object();
 
   // The op types the plan quantizes: its op_types_to_quantize, else the preset's op set.
   std::set<std::string> op_types;
-  for (const auto& s : names_of(spec.value("op_types_to_quantize", Json()))) op_types.insert(s);
+  for (const auto& s : names_of(member(spec, "op_types_to_quantize"))) op_types.insert(s);
   std::string op_set = preset ? preset->value("op_set", "static") : "static";
   if (op_types.empty()) {
     const Json& sets = catalog.onnx()["preset_op_sets"];
-    std::string key = plan.value("deployment_target", "") == "npu_transformer" && sets.contains("npu_transformer") ? "npu_transformer" : op_set;
+    std::string key = text_of(plan, "deployment_target") == "npu_transformer" && sets.contains("npu_transformer") ? "npu_transformer" : op_set;
     if (sets.contains(key)) op_types = {};
     if (sets.contains(key))
       for (const auto& s : string_list(sets[key]["ops"])) op_types.insert(s);
@@ -210,7 +229,7 @@ Result verify_onnx(const Json& plan, const Json& analysis, const std::string& ou
 
   // Excluded nodes: by name, and every node between a subgraph's start and end nodes.
   std::set<std::string> excluded;
-  for (const auto& n : names_of(spec.value("nodes_to_exclude", Json()))) excluded.insert(n);
+  for (const auto& n : names_of(member(spec, "nodes_to_exclude"))) excluded.insert(n);
   std::set<std::string> node_names;
   for (const auto& n : f.nodes) node_names.insert(n.name);
   Check model = make_check("verify.onnx.model");
@@ -219,7 +238,7 @@ Result verify_onnx(const Json& plan, const Json& analysis, const std::string& ou
     ++model.checked;
     if (!in(node_names, n)) model_sink.add(n, "a node the plan excludes", "no node of that name in the quantized model");
   }
-  for (const auto& n : names_of(spec.value("nodes_to_quantize", Json()))) {
+  for (const auto& n : names_of(member(spec, "nodes_to_quantize"))) {
     ++model.checked;
     if (!in(node_names, n)) model_sink.add(n, "a node the plan quantizes", "no node of that name in the quantized model");
   }
@@ -269,11 +288,13 @@ Result verify_onnx(const Json& plan, const Json& analysis, const std::string& ou
     }
   }
   // The same model: every op type the plan quantizes occurs as often as in the analysed model.
-  if (analysis.is_object() && analysis["model"].contains("onnx_specific")) {
-    const Json& counts = analysis["quantization_targets"].value("onnx_specific", Json::object()).value("op_counts", Json::object());
+  if (const Json& counts = member(member(member(analysis, "quantization_targets"), "onnx_specific"), "op_counts"); counts.is_object()) {
     for (const auto& op : op_types) {
       uint64_t want = counts.contains(op) && counts[op].is_number_unsigned() ? counts[op].get<uint64_t>() : 0;
-      uint64_t got = f.op_counts.count(op) ? f.op_counts.at(op) : 0;
+      uint64_t got = 0;
+      for (const auto& n : f.nodes)
+        // MATMUL_NBITS rewrites MatMul into MatMulNBits: together they keep the count.
+        got += n.op_type == op || (op == "MatMul" && n.op_type == "MatMulNBits");
       ++model.checked;
       if (want != got) model_sink.add(op, std::to_string(want) + " " + op + " nodes (the analysed model)", std::to_string(got));
     }
@@ -370,7 +391,7 @@ Result verify_onnx(const Json& plan, const Json& analysis, const std::string& ou
     if (!weighted) continue;
     if (n.in_subgraph && !(nbits)) {
       // Quark quantizes control-flow bodies only with EnableSubgraph.
-      if (!extra.value("EnableSubgraph", false)) continue;
+      if (!flag_of(extra, "EnableSubgraph")) continue;
     }
     Source act = n.inputs.empty() ? Source{} : source_of(n.graph, n.inputs[0]);
     if (in(excluded, n.name)) {
@@ -419,8 +440,8 @@ Result verify_onnx(const Json& plan, const Json& analysis, const std::string& ou
   }
   if (nbits) {
     // MatMulNBits replaces each quantized MatMul: none with a constant 2-D weight may stay.
-    uint64_t nbits_nodes = f.op_counts.count("com.microsoft.MatMulNBits") ? f.op_counts.at("com.microsoft.MatMulNBits") : 0;
-    if (!nbits_nodes && f.op_counts.count("MatMulNBits")) nbits_nodes = f.op_counts.at("MatMulNBits");
+    uint64_t nbits_nodes = 0;
+    for (const auto& n : f.nodes) nbits_nodes += n.op_type == "MatMulNBits";
     quantized.checked = nbits_nodes;
     for (const auto& n : f.nodes)
       if (n.op_type == "MatMul" && !in(excluded, n.name) && n.inputs.size() > 1)
@@ -490,20 +511,20 @@ Result verify_onnx(const Json& plan, const Json& analysis, const std::string& ou
   // Interface: input names, layout and shapes as announced, float I/O kept.
   Check iface = make_check("verify.onnx.interface");
   FailureSink i_sink;
-  const Json* ainputs = analysis.is_object() ? &analysis["model"]["onnx_specific"]["inputs"] : nullptr;
+  const Json* ainputs = &member(member(member(analysis, "model"), "onnx_specific"), "inputs");
   auto fixed = fixed_shapes(extra);
-  bool nhwc = extra.value("ConvertNCHWToNHWC", false);
-  bool fp16_to_32 = extra.value("ConvertFP16ToFP32", false);
+  bool nhwc = flag_of(extra, "ConvertNCHWToNHWC");
+  bool fp16_to_32 = flag_of(extra, "ConvertFP16ToFP32");
   if (ainputs && ainputs->is_array()) {
     for (const auto& ai : *ainputs) {
-      std::string name = ai.value("name", "");
+      std::string name = text_of(ai, "name");
       ++iface.checked;
       auto it = std::find_if(f.inputs.begin(), f.inputs.end(), [&](const onnx::ValueInfo& v) { return v.name == name; });
       if (it == f.inputs.end()) {
         i_sink.add(name, "a model input", "missing from the quantized model");
         continue;
       }
-      std::string adtype = ai.value("dtype", "");
+      std::string adtype = text_of(ai, "dtype");
       std::string want_dtype = fp16_to_32 && adtype == "float16" ? "float32" : adtype;
       if (!want_dtype.empty() && type_name(it->elem_type) != want_dtype) i_sink.add(name, "input of " + want_dtype, type_name(it->elem_type));
       std::string want = fixed.count(name) ? fixed[name] : ai.contains("shape") && ai["shape"].is_array() ? dims_text(ai["shape"]) : "";
@@ -525,14 +546,14 @@ Result verify_onnx(const Json& plan, const Json& analysis, const std::string& ou
       if (!want.empty() && (fixed.count(name) || nhwc) && got != want)
         i_sink.add(name, std::string("shape ") + want + (nhwc ? " (NHWC)" : ""), "shape " + got);
     }
-    const Json& aout = analysis["model"]["onnx_specific"]["outputs"];
+    const Json& aout = member(member(member(analysis, "model"), "onnx_specific"), "outputs");
     for (const auto& ao : aout) {
-      std::string name = ao.value("name", "");
+      std::string name = text_of(ao, "name");
       ++iface.checked;
       auto it = std::find_if(f.outputs.begin(), f.outputs.end(), [&](const onnx::ValueInfo& v) { return v.name == name; });
       if (it == f.outputs.end()) i_sink.add(name, "a model output", "missing from the quantized model");
       else {
-        std::string adtype = ao.value("dtype", "");
+        std::string adtype = text_of(ao, "dtype");
         std::string want_dtype = fp16_to_32 && adtype == "float16" ? "float32" : adtype;
         if (!want_dtype.empty() && type_name(it->elem_type) != want_dtype) i_sink.add(name, "output of " + want_dtype, type_name(it->elem_type));
       }
@@ -543,8 +564,8 @@ Result verify_onnx(const Json& plan, const Json& analysis, const std::string& ou
   i_sink.flush_into(iface);
 
   // Size: the estimate of the plan's preset.
-  for (const auto& w : plan.value("estimates", Json::object()).value("weights", Json::array()))
-    if (w.value("scheme", "") == preset_name && w.contains("bytes") && w["bytes"].is_number_unsigned()) {
+  for (const auto& w : member(member(plan, "estimates"), "weights"))
+    if (text_of(w, "scheme") == preset_name && w.contains("bytes") && w["bytes"].is_number_unsigned()) {
       r.estimated_bytes = w["bytes"].get<uint64_t>();
       break;
     }

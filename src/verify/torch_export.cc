@@ -96,11 +96,9 @@ TorchExport read_torch_export(const std::string& dir_text) {
       et.bytes = t.end - t.begin;
       auto mit = out.modules.find(module);
       if (mit == out.modules.end()) mit = out.modules.emplace(std::string(module), ModuleTensors{}).first;
-      auto& m = mit->second;
-      auto [it, fresh] = m.emplace(std::string(param), std::move(et));
-      if (!fresh)
-        throw InputError((dir / out.shards[i]).string(),
-                         "tensor " + std::string(t.name) + " is also in " + out.shards[it->second.shard]);
+      if (!mit->second.add(param, std::move(et))) {
+        throw InputError((dir / out.shards[i]).string(), "tensor " + std::string(t.name) + " appears twice in the checkpoint");
+      }
       ++out.tensor_count;
     }
   }

@@ -4,7 +4,9 @@
 // `verify` compares this with the plan (torch_verify.cc).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,15 +22,36 @@ struct ExportTensor {
   uint64_t bytes = 0;
 };
 
-// One module's tensors, by parameter name ("weight", "weight_scale", ...).
-using ModuleTensors = std::map<std::string, ExportTensor, std::less<>>;
+// One module's tensors, by parameter name ("weight", "weight_scale", ...): a
+// handful each, so a small vector (45,000 modules of a MoE export).
+struct ModuleTensors {
+  std::vector<std::pair<std::string, ExportTensor>> params;
+  const ExportTensor* find(std::string_view param) const {
+    for (const auto& [p, t] : params)
+      if (p == param) return &t;
+    return nullptr;
+  }
+  // False when the module already has `param`.
+  bool add(std::string_view param, ExportTensor t) {
+    if (find(param)) return false;
+    params.emplace_back(std::string(param), std::move(t));
+    return true;
+  }
+  auto begin() const { return params.begin(); }
+  auto end() const { return params.end(); }
+};
+
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
 
 struct TorchExport {
   std::string dir;
   Json config;                    // config.json
   Json quantization_config;       // config["quantization_config"], null when absent
   std::vector<std::string> shards;  // file names, in the order read
-  std::map<std::string, ModuleTensors, std::less<>> modules;  // "model.layers.0.self_attn.q_proj" -> tensors
+  std::unordered_map<std::string, ModuleTensors, NameHash, std::equal_to<>> modules;  // "model.layers.0.self_attn.q_proj" -> tensors
   uint64_t tensor_count = 0;
   uint64_t data_bytes = 0;        // sum of every shard's data region
   std::vector<std::string> files; // every regular file in the folder (names)

@@ -3,15 +3,19 @@
 // scales go and how quantization_config records a scheme are catalog data
 // (catalog/torch.json "hf_export", read from Quark's exporter and AMD's
 // published checkpoints): a new Quark layout is a catalog change.
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <set>
 
 #include "catalog/catalog.h"
 #include "common/error.h"
 #include "common/files.h"
+#include "common/keep_until_exit.h"
 #include "common/sha256.h"
 #include "intake/module_names.h"
 #include "verify/failures.h"
@@ -163,7 +167,7 @@ std::vector<std::string> spec_differences(const std::string& where, const Json& 
 // The source folder the plan was made from: --source, else the plan's model_path when it is still there.
 std::string source_folder(const Json& plan, const Options& o) {
   if (!o.source_dir.empty()) return o.source_dir;
-  std::string p = plan["model"].value("model_path", "");
+  std::string p = text_of(member(plan, "model"), "model_path");
   std::error_code ec;
   return !p.empty() && fs::is_directory(p, ec) ? p : "";
 }
@@ -192,11 +196,19 @@ const std::vector<std::string>& kept_config_fields() {
 }  // namespace
 
 Result verify_torch(const Json& plan, const Json& analysis, const std::string& output, const Options& options, const Catalog& catalog) {
+  auto ex = std::make_shared<TorchExport>(read_torch_export(output));
+  Result r = verify_torch_export(plan, analysis, *ex, options, catalog);
+  // 90,000 tensor records are freed by the process exit, not one by one.
+  if (options.keep_until_exit) keep_until_exit(ex);
+  return r;
+}
+
+Result verify_torch_export(const Json& plan, const Json& analysis, const TorchExport& ex, const Options& options, const Catalog& catalog) {
+  const std::string& output = ex.dir;
   Result r;
   r.flow = "torch";
   r.output_path = output;
   r.size_tolerance = options.size_tolerance;
-  TorchExport ex = read_torch_export(output);
   const Json& layouts_root = catalog.torch()["hf_export"];
   const Json& qc = ex.quantization_config;
 
@@ -204,7 +216,7 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
   Check method = make_check("verify.torch.quant_method");
   method.checked = 1;
   if (!qc.is_object()) method.failures.push_back({"config.json", "quantization_config with quant_method \"quark\"", "no quantization_config"});
-  else if (qc.value("quant_method", "") != "quark")
+  else if (text_of(qc, "quant_method") != "quark")
     method.failures.push_back({"config.json", "quant_method \"quark\"", "quant_method " + (qc.contains("quant_method") ? qc["quant_method"].dump() : std::string("absent"))});
   else
     // vLLM's Quark loader refuses a config without `export`; each key is one Quark writes.
@@ -213,13 +225,13 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
   r.checks.push_back(method);
 
   // --- the plan's modules, schemes and exclusions
-  const std::string global = plan.value("global_scheme", "");
+  const std::string global = text_of(plan, "global_scheme");
   const Json& overrides = plan.contains("layer_quant_config") && plan["layer_quant_config"].is_object() ? plan["layer_quant_config"] : Json::object();
   std::vector<std::pair<QuarkPattern, std::string>> override_patterns;
   for (const auto& [pat, scheme] : overrides.items())
     if (scheme.is_string()) override_patterns.emplace_back(QuarkPattern(pat), scheme.get<std::string>());
   std::vector<QuarkPattern> plan_excl;
-  for (const auto& p : plan.value("exclude_layers", Json::array()))
+  for (const auto& p : member(plan, "exclude_layers"))
     if (p.is_string()) plan_excl.emplace_back(p.get<std::string>());
   std::vector<QuarkPattern> export_excl;
   if (qc.is_object() && qc.contains("exclude") && qc["exclude"].is_array())
@@ -228,7 +240,7 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
 
   std::string model_dtype = "BF16";
   if (analysis.is_object()) {
-    std::string d = analysis["model"].value("dtype", "bfloat16");
+    std::string d = text_of(member(analysis, "model"), "dtype", "bfloat16");
     const Json& codes = layouts_root["dtype_codes"];
     if (codes.contains(d)) model_dtype = codes[d].get<std::string>();
   }
@@ -238,8 +250,8 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
   std::vector<std::pair<uint64_t, uint64_t>> shapes;
   std::vector<std::string> roles;
   Check model = make_check("verify.torch.model");
-  if (analysis.is_object() && analysis["quantization_targets"].contains("module_names")) {
-    const Json& q = analysis["quantization_targets"];
+  if (member(member(analysis, "quantization_targets"), "module_names").is_array()) {
+    const Json& q = member(analysis, "quantization_targets");
     const Json& ns = q["module_names"];
     for (size_t i = 0; i < ns.size(); ++i) {
       if (!ns[i].is_string()) continue;
@@ -247,7 +259,7 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
       try {
         exp = expand_module_names({ns[i].get<std::string>()});
       } catch (const std::invalid_argument& e) {
-        throw InputError(plan.value("model", Json::object()).value("analysis_ref", "the analysis"), std::string("module names are malformed: ") + e.what());
+        throw InputError(text_of(member(plan, "model"), "analysis_ref", "the analysis"), std::string("module names are malformed: ") + e.what());
       }
       std::pair<uint64_t, uint64_t> shape{0, 0};
       if (q.contains("module_shapes") && i < q["module_shapes"].size() && q["module_shapes"][i].is_array() && q["module_shapes"][i].size() == 2 &&
@@ -263,8 +275,8 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
   } else {
     model.skipped = "the plan's analysis (with its module names) is not available";
   }
-  std::string export_type = ex.config.value("model_type", "");
-  std::string plan_type = plan["model"].value("model_type", "");
+  std::string export_type = text_of(ex.config, "model_type");
+  std::string plan_type = text_of(member(plan, "model"), "model_type");
   model.checked = names.size() + 1;
   if (export_type != plan_type) model.failures.push_back({"config.json", "model_type " + plan_type, "model_type " + (export_type.empty() ? std::string("absent") : export_type)});
 
@@ -290,6 +302,7 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
   };
 
   std::set<std::string> unknown_layouts;
+  std::vector<std::pair<std::string, std::string>> planned_schemes;  // quantized module -> the plan's scheme
   uint64_t bytes_quant = 0, bytes_scales = 0, bytes_excluded = 0, bytes_seen = 0;
   std::set<std::string, std::less<>> seen_modules;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -309,7 +322,7 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
     d.in = shapes[i].second;
     d.out = d.in ? shapes[i].first / d.in : 0;
     bool excluded = std::any_of(plan_excl.begin(), plan_excl.end(), [&](const QuarkPattern& p) { return p.matches(name); });
-    const ExportTensor* w = t.count("weight") ? &t.at("weight") : nullptr;
+    const ExportTensor* w = t.find("weight");
     if (excluded) {
       auto& g = groups["excluded (" + model_dtype + ")"];
       g.promise = "excluded (" + model_dtype + ")";
@@ -335,6 +348,7 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
       auto& g = groups[scheme];
       g.promise = scheme;
       ++quantized.checked;
+      planned_schemes.emplace_back(name, scheme);
       const Json* sch = catalog.torch_scheme(scheme);
       const Json* layout = nullptr;
       if (sch && sch->contains("hf_export") && layouts_root["layouts"].contains((*sch)["hf_export"].value("layout", "")))
@@ -351,7 +365,7 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
         expected_params.insert(p);
         auto dts = allowed_dtypes(entry, model_dtype);
         auto shp = d.out ? allowed_shapes(entry, d) : std::vector<std::vector<uint64_t>>{};
-        const ExportTensor* x = t.count(p) ? &t.at(p) : nullptr;
+        const ExportTensor* x = t.find(p);
         if (entry.value("optional", false) && !x) continue;
         std::string bad = tensor_mismatch(p, x, dts, shp);
         if (!bad.empty()) {
@@ -371,7 +385,7 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
     // FP8 KV cache: the scales sit on the key and value projections.
     if (is_kv_module(name)) {
       ++kv.checked;
-      const ExportTensor* s = t.count(kv_param) ? &t.at(kv_param) : nullptr;
+      const ExportTensor* s = t.find(kv_param);
       if (kv_layout) {
         auto dts = allowed_dtypes(*kv_layout, model_dtype);
         Dims none;
@@ -443,12 +457,49 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
   } else {
     gs.skipped = lo.skipped = "the export has no quantization_config";
   }
+
+  // --- per module: the entry a loader applies (vLLM's Quark loader: the first
+  // layer_quant_config pattern that fnmatches the name, else the global config).
+  Check mc = make_check("verify.torch.module_configs");
+  if (qc.is_object()) {
+    FailureSink mc_sink;
+    const Json& elq = field(qc, "layer_quant_config");
+    std::map<std::pair<std::string, std::string>, std::string> memo;  // (entry, scheme) -> differences
+    for (const auto& [name, scheme] : planned_schemes) {
+      ++mc.checked;
+      std::string entry = "global_quant_config";
+      const Json* spec = &field(qc, "global_quant_config");
+      if (elq.is_object())
+        for (const auto& [pat, v] : elq.items())
+          if (::fnmatch(pat.c_str(), name.c_str(), 0) == 0) {
+            entry = "layer_quant_config[\"" + pat + "\"]";
+            spec = &v;
+            break;
+          }
+      auto key = std::make_pair(entry, scheme);
+      auto it = memo.find(key);
+      if (it == memo.end()) {
+        std::string diff;
+        if (const Json* want = expected_config(scheme)) {
+          for (const char* part : {"weight", "input_tensors"}) {
+            if (!want->contains(part)) continue;
+            for (const auto& d : spec_differences(part, (*want)[part], field(*spec, part))) diff += (diff.empty() ? "" : "; ") + d;
+          }
+        }
+        it = memo.emplace(key, diff).first;
+      }
+      if (!it->second.empty()) mc_sink.add(name, scheme + " (the entry that applies: " + entry + ")", it->second);
+    }
+    mc_sink.flush_into(mc);
+  } else {
+    mc.skipped = "the export has no quantization_config";
+  }
   if (qc.is_object() && export_excl.empty() && listed.checked) listed.failures.push_back({"quantization_config.exclude", "the plan's exclusions", "absent or empty"});
 
   // --- size (the check itself is shared: verify.cc)
   r.exported_bytes = ex.data_bytes;
-  for (const auto& w : plan["estimates"].value("weights", Json::array()))
-    if (w.value("scheme", "") == global && w.contains("bytes") && w["bytes"].is_number_unsigned()) {
+  for (const auto& w : member(member(plan, "estimates"), "weights"))
+    if (text_of(w, "scheme") == global && w.contains("bytes") && w["bytes"].is_number_unsigned()) {
       r.estimated_bytes = w["bytes"].get<uint64_t>();
       break;
     }
@@ -500,7 +551,7 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
       wrote = qc[k].get<std::string>();
       break;
     }
-  std::string planned = plan.value("catalog_quark_version", "");
+  std::string planned = text_of(plan, "catalog_quark_version");
   if (wrote.empty() || !std::isdigit(static_cast<unsigned char>(wrote[0])))
     release.skipped = wrote.empty() ? "the export does not name the Quark release that wrote it" : "the export's version " + wrote + " is not a release number";
   else {
@@ -519,6 +570,7 @@ Result verify_torch(const Json& plan, const Json& analysis, const std::string& o
   r.checks.push_back(model);
   r.checks.push_back(gs);
   r.checks.push_back(lo);
+  r.checks.push_back(mc);
   r.checks.push_back(listed);
   r.checks.push_back(quantized);
   r.checks.push_back(untouched);

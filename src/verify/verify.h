@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/json.h"
@@ -64,6 +65,7 @@ struct Result {
 struct Options {
   std::string source_dir;       // --source: the model the plan was made from
   double size_tolerance = 0.10;  // exported size within +-10 % of the estimate
+  bool keep_until_exit = false;  // a one-shot command: leave the export's records to the process exit
 };
 
 // Runs every check of the plan's flow. `analysis` is the plan's analysis
@@ -85,7 +87,13 @@ const std::vector<CheckInfo>& check_table();
 // A fresh check by ID (its purpose from the table). Throws std::logic_error for an unregistered ID.
 Check make_check(const std::string& id);
 
+struct TorchExport;
+
 namespace detail {
+// The flows' checks on what was read (the fuzz targets call these on bytes).
+Result verify_torch_export(const Json& plan, const Json& analysis, const TorchExport& ex, const Options& options, const Catalog& catalog);
+Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_view model_bytes, const std::string& path, const Options& options,
+                         const Catalog& catalog);
 Result verify_torch(const Json& plan, const Json& analysis, const std::string& output, const Options& options, const Catalog& catalog);
 Result verify_onnx(const Json& plan, const Json& analysis, const std::string& output, const Options& options, const Catalog& catalog);
 }  // namespace detail

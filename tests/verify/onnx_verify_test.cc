@@ -211,3 +211,111 @@ TEST(OnnxVerifyInput, AnUnreadableModelIsAOneLineError) {
 
 }  // namespace
 }  // namespace qp_test
+
+namespace qp_test {
+namespace {
+
+// Every corrupt model of the intake corpus, and the verify fuzz seeds, given
+// to verify: a one-line error (exit 2) or check results, never a crash.
+TEST(OnnxVerifyInput, TheCorruptCorpusAndTheFuzzSeedsNeverCrash) {
+  auto p = plan_onnx(small_cnn(2).bytes(), {"--target", "npu_cnn"});
+  int n = 0;
+  for (const char* dir : {"tests/data/corrupt_onnx", "fuzz/corpus/verify_onnx"})
+    for (const auto& e : fs::directory_iterator(source_dir() / dir)) {
+      if (e.path().extension() != ".onnx") continue;
+      ++n;
+      RunResult r = run_quarkplan({"verify", p->plan.string(), e.path().string()}, p->tmp.path());
+      EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << e.path() << ": " << r.exit_code << r.err;
+      if (r.exit_code == 2 && r.err.find("not a readable ONNX model") != std::string::npos)
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+  EXPECT_GE(n, 10);
+}
+
+}  // namespace
+}  // namespace qp_test
+
+namespace qp_test {
+namespace {
+
+TEST(OnnxVerify, A16w8Bf16AndBfp16KeepTheirPlansWithTheirOwnOps) {
+  // A16W8: com.microsoft Q/DQ with int16 activations and int8 weights.
+  auto a16 = plan_onnx(small_cnn(3).bytes(), {"--target", "cpu", "--preset", "A16W8"});
+  Json v = verify_json(*a16, export_of(*a16), 0);
+  expect_kept(v, {"verify.onnx.quantized_nodes", "verify.onnx.data_types"});
+  // BF16: Quark's ExtendedQuantizeLinear/ExtendedDequantizeLinear, the float weight kept with a Q and a DQ.
+  auto bf16 = plan_onnx(small_cnn(3).bytes(), {"--target", "cpu", "--preset", "BF16"});
+  v = verify_json(*bf16, export_of(*bf16), 0);
+  expect_kept(v, {"verify.onnx.quantized_nodes", "verify.onnx.data_types"});
+  // BFP16: one BFPQuantizeDequantize per input, in com.amd.quark (the custom-op library is there).
+  TempDir d;
+  write_file(d / "ir.json", R"({"status": "ok", "quark_version": "0.12", "onnxruntime_version": "1.22.0", "accelerator_tag": "cpu",
+    "verification": {"import_onnx_ok": true, "import_onnxruntime_ok": true, "available_providers": ["CPUExecutionProvider"],
+                     "expected_provider_present": true, "custom_ops_compile_ok": true}})");
+  auto bfp = plan_onnx(small_cnn(3).bytes(), {"--target", "cpu", "--preset", "BFP16", "--install-result", (d / "ir.json").string()});
+  ASSERT_EQ(bfp->plan_json["preset"], "BFP16");
+  v = verify_json(*bfp, export_of(*bfp), 0);
+  expect_kept(v, {"verify.onnx.quantized_nodes", "verify.onnx.data_types", "verify.onnx.custom_ops"});
+  // The same BFP16 plan against a model without the custom ops: named.
+  Json int8 = bfp->plan_json;
+  int8["preset"] = "A8W8";
+  v = verify_json(*bfp, export_of(*bfp, {}, &int8), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.custom_ops").find("BFP16's format written with Quark's custom ops | no node in a Quark domain"), std::string::npos);
+  EXPECT_NE(failures_of(v, "verify.onnx.data_types").find("weight DequantizeLinear of int8"), std::string::npos) << failures_of(v, "verify.onnx.data_types");
+}
+
+TEST(OnnxVerify, MatmulNbitsKeepsThePlanAndAFloatMatMulLeftIsNamed) {
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {"1", "16", "256"});
+  std::string prev = "x";
+  for (int i = 0; i < 3; ++i) {
+    std::string w = "w" + std::to_string(i);
+    b.init(w, onnx::TensorProto::FLOAT, {256, 256});
+    b.node("MatMul", "/layers." + std::to_string(i) + "/MatMul", {prev, w}, {"h" + std::to_string(i)});
+    prev = "h" + std::to_string(i);
+  }
+  b.output(prev, onnx::TensorProto::FLOAT, {"1", "16", "256"});
+  auto p = plan_onnx(b.bytes(), {"--target", "cpu", "--preset", "MATMUL_NBITS"});
+  ASSERT_EQ(p->plan_json["preset"], "MATMUL_NBITS");
+  Json v = verify_json(*p, export_of(*p), 0);
+  EXPECT_EQ(check(v, "verify.onnx.quantized_nodes")["checked"], 3) << v.dump();
+  Json skip = p->plan_json;
+  skip["onnx_specific"]["nodes_to_exclude"] = Json::array({"/layers.1/MatMul"});
+  v = verify_json(*p, export_of(*p, {}, &skip), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.quantized_nodes").find("/layers.1/MatMul | rewritten to MatMulNBits | a MatMul with float weight w1"), std::string::npos)
+      << failures_of(v, "verify.onnx.quantized_nodes");
+}
+
+// Scales held as external data are read from the data file, inside the model's folder only.
+TEST(OnnxVerifyBroken, PowerOfTwoScalesAreReadFromExternalData) {
+  auto p = plan_onnx(small_cnn(2).bytes(), {"--target", "npu_cnn"});
+  auto externalize = [&](float value, const std::string& location) {
+    OnnxExportOptions o;
+    o.edit = [=](onnx::ModelProto& m) {
+      for (auto& t : *m.mutable_graph()->mutable_initializer())
+        if (t.name() == "conv0.weight_scale") {
+          t.clear_raw_data();
+          t.set_data_location(onnx::TensorProto::EXTERNAL);
+          for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{{"location", location}, {"offset", "4"}, {"length", "4"}}) {
+            auto* e = t.add_external_data();
+            e->set_key(k);
+            e->set_value(v);
+          }
+        }
+    };
+    std::string data(8, '\0');
+    std::memcpy(data.data() + 4, &value, 4);
+    write_file(p->tmp / "scales.bin", data);
+    return export_of(*p, o);
+  };
+  Json v = verify_json(*p, externalize(0.125f, "scales.bin"), 0);
+  EXPECT_EQ(check(v, "verify.onnx.power_of_two")["result"], "kept");
+  v = verify_json(*p, externalize(0.2f, "scales.bin"), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.power_of_two").find("conv0.weight_scale | a power-of-two scale (2^k) | scale 0.200000003"), std::string::npos);
+  v = verify_json(*p, externalize(0.125f, "../outside.bin"), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.power_of_two").find("conv0.weight_scale | a power-of-two scale | unreadable: its external data ../outside.bin is refused"), std::string::npos)
+      << failures_of(v, "verify.onnx.power_of_two");
+}
+
+}  // namespace
+}  // namespace qp_test

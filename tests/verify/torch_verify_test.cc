@@ -379,3 +379,57 @@ TEST(VerifyReport, ReportVerifyAddsTheChecksTheModulesAndTheBytes) {
 
 }  // namespace
 }  // namespace qp_test
+
+namespace qp_test {
+namespace {
+
+TEST(TorchVerifyBroken, AnExportPatternThatGivesModulesAnotherSchemeIsNamed) {
+  // A stray layer_quant_config entry: vLLM would load every o_proj as INT8.
+  auto b = break_fp8([](std::vector<StTensor>&, Json& c) {
+    Json lqc = Json::object();
+    lqc["*o_proj"] = quark_layer_config("int8");
+    for (auto& [k, v] : c["quantization_config"]["layer_quant_config"].items()) lqc[k] = v;
+    c["quantization_config"]["layer_quant_config"] = lqc;
+  });
+  std::string f = failures_of(b.v, "verify.torch.module_configs");
+  EXPECT_NE(f.find("model.layers.{0..31}.self_attn.o_proj (32) | fp8 (the entry that applies: layer_quant_config[\"*o_proj\"]) | weight.dtype is \"int8\", not \"fp8_e4m3\""),
+            std::string::npos)
+      << f;
+}
+
+}  // namespace
+}  // namespace qp_test
+
+namespace qp_test {
+namespace {
+
+// The fuzz seeds of verify's Torch side (fuzz/corpus/verify_torch_export) as
+// real export folders: hostile configs and tensor lists give check results or
+// a one-line error, never a crash.
+TEST(TorchVerifyInput, HostileExportsFromTheFuzzCorpusNeverCrash) {
+  auto p = plan_for("llama-3.2-1b-instruct", {"--hardware", "mi300x"});
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(source_dir() / "fuzz/corpus/verify_torch_export")) {
+    Json in = quarkplan::parse_json(read_file(e.path()), e.path().string());
+    fs::path out = p->tmp / ("export_" + std::to_string(n++));
+    fs::create_directories(out);
+    write_file(out / "config.json", quarkplan::dump_json(in.contains("config") ? in["config"] : in));
+    std::vector<StTensor> tensors;
+    if (in.contains("tensors") && in["tensors"].is_object())
+      for (const auto& [name, t] : in["tensors"].items()) {
+        if (!t.is_object() || !t.contains("dtype") || !t["dtype"].is_string() || !t.contains("shape") || !t["shape"].is_array()) continue;
+        StTensor st{name, t["dtype"].get<std::string>(), {}};
+        for (const auto& d : t["shape"]) st.shape.push_back(d.get<uint64_t>());
+        tensors.push_back(st);
+      }
+    write_safetensors(out / "model.safetensors", tensors, true);
+    RunResult r = verify(*p, out, {"--json"});
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << e.path() << ": " << r.exit_code << r.err;
+    Json j = quarkplan::parse_json(r.out, "verify --json");
+    EXPECT_TRUE(j.contains("verified") || j["error"].contains("message")) << r.out;
+  }
+  EXPECT_GE(n, 4);
+}
+
+}  // namespace
+}  // namespace qp_test

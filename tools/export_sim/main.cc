@@ -5,6 +5,8 @@
 // GPU. Development tooling for the demo and the tests; it runs no Quark and
 // its weights are zeros.
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,8 +20,13 @@
 namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: quarkplan-export-sim PLAN OUT   (OUT: a folder for Torch plans, a .onnx file for ONNX plans)\n");
+  qp_test::ExportOptions opt;
+  if (argc == 4 && std::string(argv[3]).rfind("--shards=", 0) == 0) {
+    opt.shards = std::atoi(argv[3] + 9);
+    argc = 3;
+  }
+  if (argc != 3 || opt.shards < 1) {
+    std::fprintf(stderr, "usage: quarkplan-export-sim PLAN OUT [--shards=N]   (OUT: a folder for Torch plans, a .onnx file for ONNX plans)\n");
     return 2;
   }
   try {
@@ -43,7 +50,7 @@ int main(int argc, char** argv) {
       throw std::runtime_error("built without the ONNX protobuf types (libonnx-dev)");
 #endif
     } else {
-      qp_test::write_quark_export(argv[2], plan, analysis, fs::is_directory(model) ? fs::path(model) : fs::path());
+      qp_test::write_quark_export(argv[2], plan, analysis, fs::is_directory(model) ? fs::path(model) : fs::path(), opt);
     }
     std::printf("Wrote a simulated Quark export of %s to %s (generated: laid out as Quark writes it, zero weights)\n", argv[1], argv[2]);
     return 0;

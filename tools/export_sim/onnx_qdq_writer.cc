@@ -187,8 +187,41 @@ std::string quark_onnx_export(const std::string& float_model, const Json& plan, 
     return w + "_DequantizeLinear_Output";
   };
 
+  // MATMUL_NBITS: each MatMul with a constant 2-D weight becomes a
+  // com.microsoft MatMulNBits named <n>_Q4 reading <B>_Q4 (uint8 [N, blocks,
+  // block/2]) and <B>_scales (float32 [N * blocks]); the facts file, section 10.
+  if (preset->value("quant_format", "") == "MatMulNBits") {
+    const int64_t block = 128;
+    for (int i = 0; i < g->node_size(); ++i) {
+      auto* n = g->mutable_node(i);
+      if (n->op_type() != "MatMul" || excluded.count(n->name()) || n->input_size() < 2 || !init_index.count(n->input(1))) continue;
+      const auto& w = g->initializer(init_index.at(n->input(1)));
+      if (w.dims_size() != 2) continue;
+      int64_t k = w.dims(0), nn = w.dims(1), blocks = (k + block - 1) / block;
+      std::string b = n->input(1);
+      add_init(g, b + "_Q4", onnx::TensorProto::UINT8, {nn, blocks, block / 2}, std::string(static_cast<size_t>(nn * blocks * block / 2), '\0'));
+      add_init(g, b + "_scales", onnx::TensorProto::FLOAT, {nn * blocks}, std::string(static_cast<size_t>(nn * blocks * 4), '\0'));
+      std::string a = n->input(0), out = n->output(0), name = n->name();
+      n->Clear();
+      n->set_op_type("MatMulNBits");
+      n->set_domain("com.microsoft");
+      n->set_name(name + "_Q4");
+      n->add_input(a);
+      n->add_input(b + "_Q4");
+      n->add_input(b + "_scales");
+      n->add_output(out);
+      for (auto [key, v] : std::vector<std::pair<const char*, int64_t>>{{"K", k}, {"N", nn}, {"bits", 4}, {"block_size", block}, {"accuracy_level", 0}}) {
+        auto* at = n->add_attribute();
+        at->set_name(key);
+        at->set_type(onnx::AttributeProto::INT);
+        at->set_i(v);
+      }
+    }
+    f.domain = "com.microsoft";
+  }
   std::set<std::string> float_weights_used;
-  for (int i = 0; i < g->node_size(); ++i) {
+  const bool nbits = preset->value("quant_format", "") == "MatMulNBits";
+  for (int i = 0; i < g->node_size() && !nbits; ++i) {
     auto* n = g->mutable_node(i);
     if (!ops.count(n->op_type()) || excluded.count(n->name()) || !winputs.contains(n->op_type())) continue;
     bool weighted = false;
