@@ -84,6 +84,9 @@ TorchExport read_torch_export(const std::string& dir_text) {
       throw InputError(p.string(), e.what());
     }
   });
+  size_t total = 0;
+  for (const auto& rd : reads) total += rd.header.tensors.size();
+  out.modules.reserve(total / 2 + 16);
   for (size_t i = 0; i < reads.size(); ++i) {
     const auto& h = reads[i].header;
     out.data_bytes += h.data_bytes;

@@ -11,6 +11,8 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <tuple>
+#include <unordered_set>
 
 #include "catalog/catalog.h"
 #include "common/error.h"
@@ -287,7 +289,7 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
   FailureSink missing_sink, quant_sink, untouched_sink, listed_sink, kv_sink;
   std::map<std::string, GroupBuilder> groups;
 
-  std::set<std::string, std::less<>> quant_params;
+  std::unordered_set<std::string, NameHash, std::equal_to<>> quant_params;
   for (const auto& p : layouts_root["quantization_parameters"]) quant_params.insert(p.get<std::string>());
   const std::string kv_scheme = plan.contains("kv_cache_scheme") && plan["kv_cache_scheme"].is_string() ? plan["kv_cache_scheme"].get<std::string>() : "";
   const Json* kv_layout = nullptr;
@@ -301,6 +303,46 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
     return false;
   };
 
+  struct TensorExpectation {
+    std::string param, text;
+    std::vector<std::string> dtypes;
+    std::vector<std::vector<uint64_t>> shapes;
+    bool optional = false;
+  };
+  struct Expectation {
+    std::vector<TensorExpectation> tensors;
+    std::vector<std::string> params;
+    bool expects(std::string_view p) const { return std::find(params.begin(), params.end(), p) != params.end(); }
+  };
+  std::map<std::tuple<std::string, uint64_t, uint64_t>, std::optional<Expectation>> expectations;
+  auto expectation_for = [&](const std::string& scheme, uint64_t out, uint64_t in) -> const Expectation* {
+    auto key = std::make_tuple(scheme, out, in);
+    auto it = expectations.find(key);
+    if (it == expectations.end()) {
+      std::optional<Expectation> e;
+      const Json* sch = catalog.torch_scheme(scheme);
+      const Json* layout = nullptr;
+      if (sch && sch->contains("hf_export") && layouts_root["layouts"].contains(text_of((*sch)["hf_export"], "layout")))
+        layout = &layouts_root["layouts"][text_of((*sch)["hf_export"], "layout")];
+      if (layout) {
+        e.emplace();
+        Dims d{out, in, 0};
+        if (sch->contains("group_size") && (*sch)["group_size"].is_number_unsigned()) d.group = (*sch)["group_size"].get<uint64_t>();
+        for (const auto& [p, entry] : (*layout)["tensors"].items()) {
+          TensorExpectation te;
+          te.param = p;
+          te.dtypes = allowed_dtypes(entry, model_dtype);
+          if (d.out) te.shapes = allowed_shapes(entry, d);
+          te.optional = entry.value("optional", false);
+          te.text = expectation(p, te.dtypes, te.shapes);
+          e->params.push_back(p);
+          e->tensors.push_back(std::move(te));
+        }
+      }
+      it = expectations.emplace(key, std::move(e)).first;
+    }
+    return it->second ? &*it->second : nullptr;
+  };
   std::set<std::string> unknown_layouts;
   std::vector<std::pair<std::string, std::string>> planned_schemes;  // quantized module -> the plan's scheme
   uint64_t bytes_quant = 0, bytes_scales = 0, bytes_excluded = 0, bytes_seen = 0;
@@ -349,32 +391,26 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
       g.promise = scheme;
       ++quantized.checked;
       planned_schemes.emplace_back(name, scheme);
-      const Json* sch = catalog.torch_scheme(scheme);
-      const Json* layout = nullptr;
-      if (sch && sch->contains("hf_export") && layouts_root["layouts"].contains((*sch)["hf_export"].value("layout", "")))
-        layout = &layouts_root["layouts"][(*sch)["hf_export"]["layout"].get<std::string>()];
-      if (!layout) {
+      // What the scheme writes for a module of this shape, worked out once per
+      // (scheme, out, in): a MoE model repeats a few shapes 45,000 times.
+      const Expectation* ex_shape = expectation_for(scheme, d.out, d.in);
+      if (!ex_shape) {
         // Emulation-only formats (mx6, bfp16) have no real-quantized layout in Quark's exporter.
         unknown_layouts.insert(scheme);
         continue;
       }
-      if (sch->contains("group_size") && (*sch)["group_size"].is_number_unsigned()) d.group = (*sch)["group_size"].get<uint64_t>();
       std::vector<std::string> want, got;
-      std::set<std::string> expected_params;
-      for (const auto& [p, entry] : (*layout)["tensors"].items()) {
-        expected_params.insert(p);
-        auto dts = allowed_dtypes(entry, model_dtype);
-        auto shp = d.out ? allowed_shapes(entry, d) : std::vector<std::vector<uint64_t>>{};
-        const ExportTensor* x = t.find(p);
-        if (entry.value("optional", false) && !x) continue;
-        std::string bad = tensor_mismatch(p, x, dts, shp);
+      for (const auto& e : ex_shape->tensors) {
+        const ExportTensor* x = t.find(e.param);
+        if (e.optional && !x) continue;
+        std::string bad = tensor_mismatch(e.param, x, e.dtypes, e.shapes);
         if (!bad.empty()) {
-          want.push_back(expectation(p, dts, shp));
+          want.push_back(e.text);
           got.push_back(bad);
         }
       }
       for (const auto& [p, x] : t)
-        if (quant_params.count(p) && !expected_params.count(p) && !(p == kv_param && is_kv_module(name))) {
+        if (quant_params.count(p) && !ex_shape->expects(p) && !(p == kv_param && is_kv_module(name))) {
           want.push_back("no " + p);
           got.push_back(found_text(p, x));
         }
