@@ -433,3 +433,40 @@ TEST(TorchVerifyInput, HostileExportsFromTheFuzzCorpusNeverCrash) {
 
 }  // namespace
 }  // namespace qp_test
+
+namespace qp_test {
+namespace {
+
+// AMD's own W4A8 release (the ROCm blog's config block and tensor table,
+// tests/data/verify/torch/amd_configs/Kimi-K2.5-W4A8.rocm-blog.json) against an
+// int4_fp8 plan of Kimi-K2: the catalog's layout and config must accept what
+// AMD published.
+TEST(TorchVerify, AmdsPublishedKimiW4A8LayoutKeepsAnInt4Fp8Plan) {
+  Json amd = quarkplan::parse_json(read_file(testdata("verify/torch/amd_configs/Kimi-K2.5-W4A8.rocm-blog.json")), "blog");
+  auto p = plan_for("kimi-k2-instruct", {"--hardware", "mi325x", "--gpus", "8", "--scheme", "int4_fp8", "--trust-remote-code"});
+  ASSERT_EQ(p->plan_json["global_scheme"], "int4_fp8");
+  // The plan's exclusions are the ones AMD's script uses for the language model.
+  for (const auto& e : p->plan_json["exclude_layers"])
+    EXPECT_NE(std::find(amd["exclude_layers"].begin(), amd["exclude_layers"].end(), e), amd["exclude_layers"].end()) << e;
+  ExportOptions o;
+  o.shards = 4;
+  o.edit = [&](std::vector<StTensor>& t, Json& c) {
+    Json qc = amd["quantization_config"];
+    qc["exclude"] = c["quantization_config"]["exclude"];
+    qc["version"] = "0.12";
+    c["quantization_config"] = qc;
+    for (auto& x : t)
+      for (const auto& [param, spec] : amd["expert_down_proj_tensors"].items())
+        if (x.name.find(".mlp.experts.") != std::string::npos && x.name.ends_with(".down_proj." + param)) {
+          x.dtype = spec["dtype"];
+          x.shape = spec["shape"].get<std::vector<uint64_t>>();
+        }
+  };
+  write_quark_export(p->tmp / "out", p->plan_json, p->analysis, p->source, o);
+  Json v = verify_json(*p, p->tmp / "out", 0);
+  expect_all_kept(v, {"verify.torch.global_scheme", "verify.torch.quantized_tensors", "verify.torch.module_configs"});
+  EXPECT_EQ(check(v, "verify.torch.quantized_tensors")["checked"], 60 * 384 * 3);
+}
+
+}  // namespace
+}  // namespace qp_test
