@@ -10,6 +10,7 @@
 #include "catalog/artifacts.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
+#include "intake/calibration_data.h"
 #include "cli/guarded.h"
 #include "common/error.h"
 #include "common/files.h"
@@ -248,6 +249,9 @@ int run_plan_command(const PlanArgs& a) {
     }
     std::string flow = plan_flow(analysis);
     check_flags_apply(a, flow, ran_intake ? a.intake.model : analysis["model"].value("model_path", a.analysis));
+    // The calibration set, read as Quark's PathDataReader will read it: a
+    // layout Quark would fail on is refused now, not after the model loads.
+    if (flow == "onnx" && !a.calib_data.empty() && a.calib_data != "none") req.calib_data_check = inspect_calibration_data(a.calib_data, analysis);
     add_choices(req, a, flow);
 
     // 4. Decide (and confirm at the prompt when there is one).

@@ -20,6 +20,11 @@ struct PlanRequest {
   std::string export_format;  // hf | gguf | onnx
   std::map<std::string, Json> choices;  // decision row -> value the user chose
   std::string calib_data;      // path, "none", or "" when not said
+  // What the ONNX calibration set at calib_data holds, as Quark's reader will
+  // read it (intake/calibration_data.h); null when not inspected. Read from
+  // disk by the command line, recorded here, so re-running the rules on a
+  // recorded plan never reads the folder again.
+  Json calib_data_check;
   bool insist = false;         // keep choices that break a hard gate, recording the risk
   bool trust_remote_code = false;
   bool confirmed = false;      // --yes, or confirmed at the prompt

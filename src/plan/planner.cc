@@ -324,6 +324,7 @@ Json request_to_json(const PlanRequest& r) {
           {"goal", r.goal},
           {"export_format", r.export_format},
           {"calib_data", r.calib_data},
+          {"calib_data_check", r.calib_data_check},
           {"choices", choices},
           {"insist", r.insist},
           {"trust_remote_code", r.trust_remote_code},
@@ -351,6 +352,7 @@ PlanRequest request_from_json(const Json& j) {
     r.goal = j.value("goal", "");
     r.export_format = j.value("export_format", "");
     r.calib_data = j.value("calib_data", "");
+    if (j.contains("calib_data_check") && j["calib_data_check"].is_object()) r.calib_data_check = j["calib_data_check"];
     if (j.contains("choices") && j["choices"].is_object())
       for (auto& [k, v] : j["choices"].items()) r.choices[k] = v;
     r.insist = j.value("insist", false);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "intake/calibration_data.h"
 #include "common/strings.h"
 #include "ui/decision_table.h"
 
@@ -209,8 +210,17 @@ ConfirmResult confirm_loop_with(const Json& analysis, PlanRequest req, const Sty
     try {
       apply_set(req, flow, edit);
       if (edit.rfind("hardware=", 0) == 0) req.hardware = req.choices["hardware"].is_string() ? req.choices["hardware"].get<std::string>() : "";
+      // A new calibration set is read as Quark will read it, as on the command line.
+      if (flow == "onnx" && req.calib_data != before.calib_data)
+        req.calib_data_check = req.calib_data == "none" ? Json() : inspect_calibration_data(req.calib_data, analysis);
     } catch (const UsageError& e) {
       std::fprintf(out, "%s\n", e.what());
+      req = before;
+      show = false;
+      continue;
+    } catch (const InputError& e) {
+      std::fprintf(out, "Cannot apply that: %s\n", e.what());
+      req = before;
       show = false;
       continue;
     }

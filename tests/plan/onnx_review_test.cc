@@ -61,7 +61,7 @@ TEST(OnnxReview, PlansMadeWithAnInstallResultExplainAndValidate) {
   TempDir d;
   write_file(d / "ir_ok.json",
              R"({"status":"ok","onnxruntime_package":"onnxruntime","verification":{"available_providers":["CPUExecutionProvider"],"custom_ops_compile_ok":true}})");
-  fs::create_directories(d / "calib");
+  write_calibration_set(d / "calib", real_model(kRec));
   for (const char* t : {"cuda", "rocm", "npu_cnn", "npu_transformer"}) {
     SCOPED_TRACE(t);
     std::string out = (d / (std::string("r_") + t + ".json")).string();
@@ -308,7 +308,7 @@ TEST(OnnxReview, EstimateColumnsAlignWithLongPresetNames) {
 
 TEST(OnnxReview, ExplainHeadingEndsWithAColon) {
   TempDir d;
-  fs::create_directories(d / "calib");
+  write_calibration_set(d / "calib", real_model(kDet));
   auto p = run_quarkplan({"plan", real_model(kDet).string(), "--target", "cpu", "--calib-data", (d / "calib").string(), "--yes", "-o",
                           (d / "p.json").string()});
   ASSERT_EQ(p.exit_code, 0) << p.err;

@@ -1,5 +1,9 @@
 #include "support/test_support.h"
 
+#include <map>
+
+#include "intake/intake.h"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,6 +85,43 @@ fs::path real_model(const std::string& relative) {
   if (!fs::exists(p))
     throw std::runtime_error("real model " + p.string() + " is missing: run scripts/fetch_models.sh first");
   return p;
+}
+
+std::string write_calibration_set(const fs::path& folder, const fs::path& model, int samples) {
+  quarkplan::Json analysis;
+  if (model.extension() == ".json") analysis = quarkplan::Json::parse(read_file(model));
+  else {
+    quarkplan::IntakeRequest req;
+    req.model = model.string();
+    analysis = quarkplan::run_intake(req);
+  }
+  const auto& inputs = analysis["model"]["onnx_specific"]["inputs"];
+  static const std::map<std::string, std::string> descr = {{"float32", "<f4"}, {"float16", "<f2"}, {"float64", "<f8"}, {"int64", "<i8"},
+                                                           {"int32", "<i4"}, {"int8", "|i1"}, {"uint8", "|u1"}, {"bool", "|b1"}};
+  for (const auto& in : inputs) {
+    std::string d = descr.count(in.value("dtype", "")) ? descr.at(in.value("dtype", "")) : "<f4";
+    std::string dims;
+    uint64_t n = 1;
+    size_t rank = in["shape"].is_array() ? in["shape"].size() : 1;
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t v = in["shape"].is_array() && in["shape"][i].is_number_integer() && in["shape"][i].get<int64_t>() > 0 ? in["shape"][i].get<int64_t>() : 1;
+      dims += (i ? ", " : "") + std::to_string(v);
+      n *= static_cast<uint64_t>(v);
+    }
+    if (rank == 1) dims += ",";
+    std::string dict = "{'descr': '" + d + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+    dict += std::string((64 - (10 + dict.size() + 1) % 64) % 64, ' ') + "\n";
+    std::string head = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(dict.size() & 0xff) + static_cast<char>(dict.size() >> 8) + dict;
+    fs::path dir = inputs.size() > 1 ? folder / in["name"].get<std::string>() : folder;
+    fs::create_directories(dir);
+    for (int k = 0; k < samples; ++k) {
+      fs::path f = dir / ("sample_" + std::to_string(k) + ".npy");
+      write_file(f, head);
+      fs::resize_file(f, head.size() + n * static_cast<uint64_t>(std::stoi(d.substr(2))));  // sparse: zeros, no disk
+    }
+  }
+  if (inputs.empty()) fs::create_directories(folder);
+  return folder.string();
 }
 
 fs::path source_dir() { return QUARKPLAN_SOURCE_DIR; }

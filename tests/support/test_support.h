@@ -40,6 +40,12 @@ std::string read_file(const fs::path& p);
 fs::path model_cache();
 fs::path real_model(const std::string& relative);
 
+// A calibration set Quark's PathDataReader reads for `model` (an .onnx file or
+// a folder with one, or a model_analysis.json): `samples` sparse .npy arrays of
+// each input's shape and dtype (symbolic dimensions 1), flat for one input,
+// one folder per input otherwise. Writes into `folder`, returns it as a string.
+std::string write_calibration_set(const fs::path& folder, const fs::path& model, int samples = 200);
+
 fs::path source_dir();
 fs::path testdata(const std::string& relative);
 

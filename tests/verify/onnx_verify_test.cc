@@ -26,7 +26,7 @@ std::unique_ptr<OnnxPlanned> plan_onnx(const std::string& bytes, const std::vect
   p->model = p->tmp / "model.onnx";
   p->float_bytes = bytes;
   write_file(p->model, bytes);
-  fs::create_directories(p->tmp / "calib");
+  write_calibration_set(p->tmp / "calib", p->model);
   p->plan = p->tmp / "quant_plan.json";
   std::vector<std::string> a = {"plan", p->model.string(), "--calib-data", (p->tmp / "calib").string(), "--yes", "-o", p->plan.string()};
   a.insert(a.end(), args.begin(), args.end());

@@ -102,7 +102,39 @@ void calibration_data(PlanState& s) {
            "Collect 64-512 representative inputs keyed by the model's input names.");
   } else if (!s.req.calib_data.empty()) {
     s.plan["calibration"]["data_path"] = s.req.calib_data;
-    s.reason("calibration.data_path", "onnx.calibration.data", "Your calibration set");
+    const Json& chk = s.req.calib_data_check;
+    if (!chk.is_object() || !chk.contains("samples") || !chk["samples"].is_number_unsigned()) {
+      s.reason("calibration.data_path", "onnx.calibration.data", "Your calibration set");
+      return;
+    }
+    // What intake/calibration_data.cc found, read as Quark's PathDataReader reads it.
+    const uint64_t samples = chk["samples"].get<uint64_t>();
+    const std::string layout = chk.value("layout", "");
+    s.plan["calibration"]["data_layout"] = layout;
+    s.plan["calibration"]["samples"] = samples;
+    s.reason("calibration.data_path", "onnx.calibration.data",
+             "Your calibration set: " + std::to_string(samples) + (samples == 1 ? " sample" : " samples") +
+                 (layout == "per_input" ? ", one folder per input" : ", .npy files for the model's input") + ", as Quark's PathDataReader reads it");
+    const Json& ds = s.plan["calibration"].contains("data_size") ? s.plan["calibration"]["data_size"] : Json();
+    if (ds.is_number_unsigned() && samples < ds.get<uint64_t>())
+      s.risk("onnx.calibration.data", samples < 16 ? "high" : "medium",
+             "The calibration set holds " + std::to_string(samples) + (samples == 1 ? " sample" : " samples") + " where data_size asks for " +
+                 std::to_string(ds.get<uint64_t>()) + ": Quark calibrates on the " + std::to_string(samples) + " there are.",
+             "Add representative samples up to " + std::to_string(ds.get<uint64_t>()) + " (the planning guide asks for 64-512), or set calibration.data_size=" +
+                 std::to_string(samples) + " to say it is intended.");
+    for (const auto& in : chk.value("inputs", Json::array())) {
+      std::vector<std::string> from = string_list(in.value("cast_from", Json::array()));
+      if (from.empty()) continue;
+      std::string to = in.value("input_dtype", "");
+      bool int_to_float = to.rfind("float", 0) == 0 && std::any_of(from.begin(), from.end(), [](const std::string& d) { return d.rfind("float", 0) != 0; });
+      std::string list;
+      for (const auto& f : from) list += (list.empty() ? "" : ", ") + f;
+      s.risk("onnx.calibration.data", int_to_float ? "medium" : "low",
+             "Calibration arrays of " + list + " for input '" + in.value("name", "") + "' are cast to " + to + " by Quark's reader (astype)" +
+                 (int_to_float ? ": integer data reaches the model unnormalized, so the activation ranges calibrated are not the deployed ones." : "."),
+             int_to_float ? "Save the arrays after the model's preprocessing (normalized " + to + "), as the deployed pipeline feeds them."
+                          : "Save them as " + to + " to skip the cast.");
+    }
   }
 }
 

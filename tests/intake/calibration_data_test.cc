@@ -1,0 +1,157 @@
+// Calibration sets checked as Quark's PathDataReader reads them
+// (intake/calibration_data.h): layouts, shapes, dtypes, sample counts, and
+// the .npy header reader on real NumPy files and a corrupt corpus.
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "intake/calibration_data.h"
+#include "intake/npy_reader.h"
+#include "intake/onnx_builder.h"
+#include "support/test_support.h"
+
+namespace qp_test {
+namespace {
+
+using quarkplan::Json;
+
+// A .npy file as numpy.save writes it (format 1.0, header padded to 64 bytes).
+void write_npy(const fs::path& p, const std::string& descr, const std::vector<uint64_t>& shape) {
+  std::string dims;
+  for (size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) dims += ",";
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  size_t total = 10 + dict.size() + 1;
+  dict += std::string((64 - total % 64) % 64, ' ') + "\n";
+  uint64_t n = 1;
+  for (auto d : shape) n *= d;
+  uint64_t item = static_cast<uint64_t>(std::stoi(descr.substr(2)));
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(dict.size() & 0xff);
+  bytes += static_cast<char>(dict.size() >> 8);
+  bytes += dict + std::string(n * item, '\0');
+  fs::create_directories(p.parent_path());
+  write_file(p, bytes);
+}
+
+Json analysis_with(const Json& inputs) { return {{"model", {{"onnx_specific", {{"inputs", inputs}}}}}}; }
+
+const Json kImage = Json::array({{{"name", "images"}, {"dtype", "float32"}, {"shape", {1, 3, 8, 8}}}});
+const Json kTwo = Json::array({{{"name", "input_ids"}, {"dtype", "int64"}, {"shape", {"batch", "seq"}}},
+                               {{"name", "attention_mask"}, {"dtype", "int64"}, {"shape", {"batch", "seq"}}}});
+
+std::string error_of(const fs::path& p, const Json& inputs) {
+  try {
+    quarkplan::inspect_calibration_data(p.string(), analysis_with(inputs));
+  } catch (const quarkplan::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CalibrationData, OneInputTakesNpyFilesInTheFolderInEveryShapeQuarkAccepts) {
+  TempDir d;
+  write_npy(d / "calib/a.npy", "<f4", {1, 3, 8, 8});  // the input's shape
+  write_npy(d / "calib/b.npy", "<f4", {3, 8, 8});     // one less: a batch of one is added
+  write_npy(d / "calib/c.npy", "<f4", {192});         // 1-D, the input's element count: reshaped
+  write_npy(d / "calib/d.npy", "|u1", {3, 8, 8});     // cast to float32 by the reader
+  Json r = quarkplan::inspect_calibration_data((d / "calib").string(), analysis_with(kImage));
+  EXPECT_EQ(r["layout"], "shared");
+  EXPECT_EQ(r["samples"], 4);
+  EXPECT_EQ(r["inputs"][0]["cast_from"], Json::array({"uint8"}));
+}
+
+TEST(CalibrationData, TwoInputsNeedOneFolderEachWithTheSameFileNames) {
+  TempDir d;
+  for (const char* in : {"input_ids", "attention_mask"})
+    for (int i = 0; i < 3; ++i) write_npy(d / "calib" / in / ("s" + std::to_string(i) + ".npy"), "<i8", {1, 32});
+  Json r = quarkplan::inspect_calibration_data((d / "calib").string(), analysis_with(kTwo));
+  EXPECT_EQ(r["layout"], "per_input");
+  EXPECT_EQ(r["samples"], 3);
+  // A flat folder feeds every input the same arrays: refused, naming the layout.
+  write_npy(d / "flat/s0.npy", "<i8", {1, 32});
+  std::string e = error_of(d / "flat", kTwo);
+  EXPECT_NE(e.find("which Quark feeds to every one of the model's 2 inputs: lay them out as"), std::string::npos) << e;
+  EXPECT_NE(e.find("/input_ids/*.npy"), std::string::npos) << e;
+  // A folder missing for one input; mismatched names.
+  fs::remove_all(d / "calib/attention_mask");
+  e = error_of(d / "calib", kTwo);
+  EXPECT_NE(e.find("for input 'attention_mask': Quark's PathDataReader expects"), std::string::npos) << e;
+  for (int i = 0; i < 3; ++i) write_npy(d / "calib/attention_mask" / ("t" + std::to_string(i) + ".npy"), "<i8", {1, 32});
+  e = error_of(d / "calib", kTwo);
+  EXPECT_NE(e.find("holds other file names than"), std::string::npos) << e;
+}
+
+TEST(CalibrationData, WhatQuarksReaderWouldRaiseOnIsRefusedWithTheLayoutExpected) {
+  TempDir d;
+  fs::create_directories(d / "empty");
+  EXPECT_NE(error_of(d / "empty", kImage).find("has no .npy files and no folder 'images'"), std::string::npos) << error_of(d / "empty", kImage);
+  write_npy(d / "one.npy", "<f4", {1, 3, 8, 8});
+  EXPECT_NE(error_of(d / "one.npy", kImage).find("reads a folder of .npy arrays, not a file"), std::string::npos);
+  write_npy(d / "rank/a.npy", "<f4", {8, 8});
+  EXPECT_NE(error_of(d / "rank", kImage).find("a.npy: array of shape (8, 8) for input 'images' of shape [1, 3, 8, 8]: Quark needs the input's rank (4)"), std::string::npos)
+      << error_of(d / "rank", kImage);
+  write_npy(d / "dims/a.npy", "<f4", {1, 3, 16, 16});
+  EXPECT_NE(error_of(d / "dims", kImage).find("(dimension 2 is 16, the model fixes it at 8)"), std::string::npos) << error_of(d / "dims", kImage);
+  write_npy(d / "complex/a.npy", "<c8", {1, 3, 8, 8});
+  EXPECT_NE(error_of(d / "complex", kImage).find("cannot be cast to input 'images'"), std::string::npos);
+  fs::create_directories(d / "corrupt");
+  write_file(d / "corrupt/a.npy", "not numpy");
+  EXPECT_NE(error_of(d / "corrupt", kImage).find("a.npy: unreadable calibration array: not a NumPy .npy file"), std::string::npos);
+}
+
+TEST(CalibrationData, SymbolicDimensionsTakeAnySize) {
+  TempDir d;
+  write_npy(d / "c/input_ids/a.npy", "<i8", {1, 7});
+  write_npy(d / "c/attention_mask/a.npy", "<i8", {1, 7});
+  write_npy(d / "c/input_ids/b.npy", "<i8", {1, 300});
+  write_npy(d / "c/attention_mask/b.npy", "<i8", {1, 300});
+  EXPECT_EQ(quarkplan::inspect_calibration_data((d / "c").string(), analysis_with(kTwo))["samples"], 2);
+}
+
+TEST(NpyReader, ReadsRealNumpyFilesAndRefusesTheCorruptCorpus) {
+  for (const auto& e : fs::directory_iterator(source_dir() / "fuzz/corpus/npy_header")) {
+    if (e.path().filename().string().rfind("corrupt_", 0) == 0) continue;
+    std::string bytes = read_file(e.path());
+    auto h = quarkplan::npy::parse_header(bytes, bytes.size() < 4096 ? bytes.size() : UINT64_MAX);
+    EXPECT_FALSE(h.descr.empty()) << e.path();
+  }
+  auto big = quarkplan::npy::parse_header(read_file(source_dir() / "fuzz/corpus/npy_header/big_endian.npy"), 4096);
+  EXPECT_TRUE(big.big_endian);
+  EXPECT_EQ(big.shape, (std::vector<uint64_t>{2, 2}));
+  auto v3 = quarkplan::npy::parse_header(read_file(source_dir() / "fuzz/corpus/npy_header/v3.npy"), 4096);
+  EXPECT_EQ(quarkplan::npy::onnx_dtype_name(v3), "float32");
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(testdata("corrupt_npy"))) {
+    std::string bytes = read_file(e.path());
+    EXPECT_THROW(quarkplan::npy::parse_header(bytes, bytes.size()), std::runtime_error) << e.path();
+    ++n;
+  }
+  EXPECT_EQ(n, 10);
+}
+
+// End to end: the plan records what the set holds and refuses a layout Quark would fail on.
+TEST(CalibrationData, PlansRecordTheSetAndRefuseWhatQuarkWouldFailOn) {
+  TempDir d;
+  write_file(d / "cnn.onnx", small_cnn(2).bytes());
+  for (int i = 0; i < 5; ++i) write_npy(d / "calib" / ("s" + std::to_string(i) + ".npy"), "|u1", {1, 3, 224, 224});
+  RunResult r = run_quarkplan({"plan", "cnn.onnx", "--target", "npu_cnn", "--calib-data", "calib", "--yes", "--json"}, d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json j = quarkplan::parse_json(r.out, "plan --json");
+  EXPECT_EQ(j["plan"]["calibration"]["samples"], 5);
+  EXPECT_EQ(j["plan"]["calibration"]["data_layout"], "shared");
+  std::string risks = j["plan"]["risks"].dump();
+  EXPECT_NE(risks.find("The calibration set holds 5 samples where data_size asks for"), std::string::npos) << risks;
+  EXPECT_NE(risks.find("are cast to float32 by Quark's reader"), std::string::npos) << risks;
+  // explain re-runs the rules from the recorded check, not from the folder.
+  fs::remove_all(d / "calib");
+  RunResult ex = run_quarkplan({"explain", "quant_plan.json"}, d.path());
+  EXPECT_EQ(ex.exit_code, 0) << ex.err;
+  write_npy(d / "bad/s0.npy", "<f4", {1, 3, 100, 100});
+  r = run_quarkplan({"plan", "cnn.onnx", "--target", "npu_cnn", "--calib-data", "bad", "--yes", "-o", "p2.json"}, d.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("s0.npy: array of shape (1, 3, 100, 100) does not fit input 'images' of shape [1, 3, 224, 224]"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d / "p2.json"));
+}
+
+}  // namespace
+}  // namespace qp_test
