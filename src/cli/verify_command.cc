@@ -1,6 +1,7 @@
 // `quarkplan verify PLAN OUTPUT [--source DIR] [--json]`: whether the model
 // Quark exported keeps the plan. Exit 0 when every promise is kept, 2 with
 // each broken one named; it reads the export, never writes.
+#include <algorithm>
 #include <cstdio>
 
 #include "catalog/catalog.h"
@@ -44,13 +45,18 @@ int run_verify_command(const VerifyArgs& a) {
         first = &c;
         break;
       }
-    f.message = a.output + ": " + std::to_string(r.failure_count()) + " broken promise" + (r.failure_count() == 1 ? "" : "s") + " of plan " + a.plan +
-                " (first: " + first->id + ", " + first->failures.front().subject + ")";
+    uint64_t broken = 0;
+    for (const auto& c : r.checks) broken += c.failed() ? std::max<uint64_t>(c.broken_subjects, 1) : 0;
+    std::string subject = first->failures.front().subject;
+    if (subject.size() > 100) subject = subject.substr(0, 97) + "...";
+    f.message = a.output + ": " + std::to_string(broken) + " broken promise" + (broken == 1 ? "" : "s") + " of plan " + a.plan + " (first: " + first->id + ", " +
+                subject + ")";
     f.rule = first->id;
     f.hint = "Re-run Quark with the plan's command (quarkplan explain " + a.plan + "), or re-plan if the export is what you want.";
     f.extra["verification"] = verify::to_json(r);
-    // The whole result on stderr (stdout carries the JSON error under --json).
-    print_stderr(ui::render_verify(r, ui::Style{ui::use_color(stderr)}, ui::terminal_width(stderr)));
+    // The whole result on stderr for people; under --json the JSON carries it
+    // (stderr keeps only the one-line summary).
+    if (!a.json) print_stderr(ui::render_verify(r, ui::Style{ui::use_color(stderr)}, ui::terminal_width(stderr)));
     f.lines = {f.message};
     throw f;
   });

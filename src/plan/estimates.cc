@@ -278,6 +278,22 @@ void add_onnx_estimates(PlanState& s) {
       if (!kept.empty()) what += " (stay float: " + join(kept, ", ") + ")";
     }
     if (bytes < 0) bytes = 0;
+    // BF16/FP16 and the block formats (BFP, MX) keep the float weights in the
+    // file behind Quark's quantize-dequantize ops (catalog qdq_layout types,
+    // keeps_float_weights): an accuracy simulation, not a smaller model.
+    const Json& types = s.cat.onnx()["qdq_layout"]["types"];
+    const std::string wtype = (*p)["weight_type"].is_string() ? (*p)["weight_type"].get<std::string>() : "";
+    if (types.contains(wtype) && types[wtype].value("keeps_float_weights", false)) {
+      bytes = stored;
+      what += " quantize-dequantized in place: the file keeps them as stored (accuracy simulation, no smaller file)";
+      weights.push_back({{"scheme", name},
+                         {"bytes", static_cast<uint64_t>(bytes)},
+                         {"bits_per_weight_effective", std::round(bytes * 8 / static_cast<double>(total) * 1000) / 1000},
+                         {"quantized_params", q},
+                         {"keeps_float_weights", true},
+                         {"method", what + "; other tensors as stored"}});
+      continue;
+    }
     weights.push_back({{"scheme", name},
                        {"bytes", static_cast<uint64_t>(bytes)},
                        {"bits_per_weight_effective", std::round(bytes * 8 / static_cast<double>(total) * 1000) / 1000},

@@ -16,7 +16,7 @@ std::string render_verify(const verify::Result& r, const Style& st, int width) {
   for (const auto& c : r.checks) {
     std::string mark = c.failed() ? st.red("BROKEN") : !c.skipped.empty() ? st.dim("n/a   ") : st.green("kept  ");
     std::string line = c.id + ": " + c.purpose;
-    if (c.failed()) line += " (" + std::to_string(c.failures.size()) + " broken of " + std::to_string(c.checked) + " checked)";
+    if (c.failed()) line += " (" + std::to_string(std::max<uint64_t>(c.broken_subjects, 1)) + " broken of " + std::to_string(std::max(c.checked, c.broken_subjects)) + " checked)";
     else if (!c.skipped.empty()) line += " (not checked: " + c.skipped + ")";
     else line += " (" + std::to_string(c.checked) + " checked)";
     auto lines = wrap_indented(line, w > 9 ? w - 9 : w, 2);

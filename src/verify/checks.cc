@@ -1,6 +1,7 @@
 // The registry of verify's checks: one table, in the order they run, each
 // with an ID and the promise it checks in one line (as the planning rules in
 // plan/rules.cc). Plans cite rule IDs; verify results cite these.
+#include <algorithm>
 #include <stdexcept>
 
 #include "intake/module_names.h"
@@ -19,6 +20,7 @@ const std::vector<CheckInfo>& check_table() {
       {"verify.torch.exclusions_listed", "torch", "Every module the plan excludes is covered by the export's exclude list"},
       {"verify.torch.quantized_tensors", "torch", "Every module the plan quantizes carries the weight, scales and zero points its scheme writes"},
       {"verify.torch.excluded_untouched", "torch", "Every module the plan excludes keeps its original dtype and shape, with no scales"},
+      {"verify.torch.algorithm", "torch", "quantization_config.algo_config records the algorithms the plan runs, and no other"},
       {"verify.torch.kv_cache", "torch", "FP8 KV-cache scales on every attention layer when kv_cache_scheme is fp8, none otherwise"},
       {"verify.torch.source_files", "torch", "The source's tokenizer, chat template and generation files are present and unchanged"},
       {"verify.torch.quark_release", "torch", "The Quark release that wrote the export is the plan's"},
@@ -66,6 +68,7 @@ Json to_json(const Result& r) {
                       {"promise", c.purpose},
                       {"result", c.failed() ? "broken" : !c.skipped.empty() ? "not checked" : "kept"},
                       {"checked", c.checked},
+                      {"broken", std::max<uint64_t>(c.broken_subjects, c.failures.empty() ? 0 : 1)},
                       {"failures", f},
                       {"not_checked_because", c.skipped.empty() ? Json(nullptr) : Json(c.skipped)}});
   }
@@ -78,7 +81,11 @@ Json to_json(const Result& r) {
           {"flow", r.flow},
           {"plan", r.plan_path},
           {"output", r.output_path},
-          {"broken_promises", r.failure_count()},
+          {"broken_promises", [&] {
+             uint64_t n = 0;
+             for (const auto& c : r.checks) n += c.failed() ? std::max<uint64_t>(c.broken_subjects, 1) : 0;
+             return n;
+           }()},
           {"checks", checks},
           {"modules", groups},
           {"size", {{"exported_bytes", r.exported_bytes},

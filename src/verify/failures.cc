@@ -11,6 +11,7 @@ void FailureSink::flush_into(Check& check) {
     for (size_t i = 0; i < names.size(); ++i) subject += (i ? ", " : "") + names[i];
     if (subjects.size() > 1) subject += " (" + std::to_string(subjects.size()) + ")";
     check.failures.push_back({subject, what.first, what.second});
+    check.broken_subjects += subjects.size();
   }
   groups_.clear();
 }

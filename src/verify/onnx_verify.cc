@@ -118,6 +118,12 @@ std::vector<double> read_floats(const onnx::ConstTensor& c, std::string_view mod
   return out;
 }
 
+// The raw bytes of a small constant (a zero point), inline only; empty otherwise.
+std::string_view inline_bytes(const onnx::ConstTensor& c, std::string_view model_bytes) {
+  if (c.where != onnx::DataWhere::kInline || c.offset > model_bytes.size() || c.length > model_bytes.size() - c.offset) return {};
+  return model_bytes.substr(c.offset, c.length);
+}
+
 bool power_of_two(double v) {
   if (!(v > 0) || !std::isfinite(v)) return false;
   int e;
@@ -200,6 +206,27 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
   }
   r.exported_bytes = map.size();
   for (const auto& e : f.external) r.exported_bytes += e.expected_bytes;
+  // External data as ONNX Runtime will load it: inside the model's folder, and
+  // every tensor's bytes there. A model that cannot load is bad input, not a check.
+  {
+    const fs::path dir = model_path.parent_path().empty() ? fs::path(".") : model_path.parent_path();
+    std::map<std::string, uint64_t> sizes;
+    for (const auto& e : f.external) {
+      std::string why;
+      auto inside = resolve_inside(dir, e.location, why);
+      if (!inside) throw InputError(model_path.string(), "external data '" + e.location + "' of tensor " + e.tensor + " is refused: " + why);
+      if (!sizes.count(e.location)) {
+        std::error_code ec;
+        uint64_t sz = fs::file_size(*inside, ec);
+        if (ec) throw InputError(inside->string(), "missing: the model's tensor " + e.tensor + " keeps its data there");
+        sizes[e.location] = sz;
+      }
+      uint64_t len = e.length.value_or(e.expected_bytes);
+      if (e.offset > sizes[e.location] || len > sizes[e.location] - e.offset)
+        throw InputError(inside->string(), "holds " + std::to_string(sizes[e.location]) + " bytes; tensor " + e.tensor + " needs bytes " + std::to_string(e.offset) + "-" +
+                                               std::to_string(e.offset + len));
+    }
+  }
   const Json& layout = catalog.onnx()["qdq_layout"];
   std::set<std::string> dq_ops, q_ops, fused_ops, custom_domains;
   for (const auto& s : string_list(layout["dequantize_ops"])) dq_ops.insert(s);
@@ -307,6 +334,14 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
     const onnx::ConstTensor* weight = nullptr;  // the constant behind it, if any
     int32_t qtype = 0;                    // the quantized data type (zero point or stored weight), 0 when unknown
   };
+  std::map<std::pair<uint32_t, std::string>, std::vector<size_t>> consumer_map;
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    for (const auto& t : f.nodes[i].inputs) consumer_map[{f.nodes[i].graph, t}].push_back(i);
+  auto consumers_of = [&](uint32_t gi, const std::string& t) -> const std::vector<size_t>& {
+    static const std::vector<size_t> none;
+    auto it = consumer_map.find({gi, t});
+    return it == consumer_map.end() ? none : it->second;
+  };
   auto source_of = [&](uint32_t gi, const std::string& t) {
     Source s;
     const NodeRef* p = g.producer_of(gi, t);
@@ -399,6 +434,21 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
       std::string bad;
       for (const auto& s : wsrc)
         if (s.dq) bad += (bad.empty() ? "" : "; ") + std::string("weight through ") + s.dq->op_type + " " + s.dq->name;
+      // An activation Q/DQ is Quark's only for a quantized neighbour (a consumer
+      // or the producer of the tensor); one that only this excluded node touches is not.
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        if (std::find(wi->second.begin(), wi->second.end(), static_cast<int>(k)) != wi->second.end() || n.inputs[k].empty()) continue;
+        Source a = source_of(n.graph, n.inputs[k]);
+        if (!a.dq || a.weight) continue;
+        bool other_consumer = false;
+        for (size_t c : consumers_of(n.graph, n.inputs[k]))
+          other_consumer = other_consumer || (&f.nodes[c] != &n && !in(excluded, f.nodes[c].name));
+        const NodeRef* q = a.dq->inputs.empty() ? nullptr : g.producer_of(n.graph, a.dq->inputs[0]);
+        const NodeRef* src = q && !q->inputs.empty() ? g.producer_of(n.graph, q->inputs[0]) : nullptr;
+        bool quantized_producer = src && !in(excluded, src->name) && !in(q_ops, src->op_type) && !in(dq_ops, src->op_type);
+        if (!other_consumer && !quantized_producer)
+          bad += (bad.empty() ? "" : "; ") + std::string("activation ") + (q && !q->inputs.empty() ? q->inputs[0] : n.inputs[k]) + " quantized for this excluded node alone";
+      }
       if (!bad.empty()) {
         x_sink.add(n.name, n.op_type + " in float (excluded by the plan)", bad);
         kept_x.broken.push_back(n.name);
@@ -481,12 +531,29 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
         p_sink.add(c->name, "a power-of-two scale", "unreadable: " + (why.empty() ? std::string("no values") : why));
         continue;
       }
-      for (double v : values)
-        if (!power_of_two(v)) {
+      for (double v : values) {
+        int e = 0;
+        if (power_of_two(v)) std::frexp(v, &e);
+        if (!power_of_two(v) || e - 1 < -127 || e - 1 > 127) {
           char buf[64];
           std::snprintf(buf, sizeof buf, "%.9g", v);
-          p_sink.add(c->name, "a power-of-two scale (2^k)", std::string("scale ") + buf);
+          // Quark clamps power-of-two positions to [-127, 127] (quant_utils pos2scale).
+          p_sink.add(c->name, "a power-of-two scale (2^k, k in [-127, 127])", std::string("scale ") + buf);
           break;
+        }
+      }
+      // Symmetric power-of-two quantization: zero point 0 (int8) or 128 (uint8, XINT8's activations).
+      if (n.inputs.size() > 2 && !n.inputs[2].empty())
+        if (const auto* zp = g.constant_of(n.graph, n.inputs[2]); zp && (zp->dtype == 2 || zp->dtype == 3) && seen.insert(zp->name).second) {
+          std::string_view b = inline_bytes(*zp, map.bytes());
+          const int want = zp->dtype == 2 ? 128 : 0;
+          for (char ch : b) {
+            int v = zp->dtype == 2 ? static_cast<unsigned char>(ch) : static_cast<signed char>(ch);
+            if (v != want) {
+              p_sink.add(zp->name, "zero point " + std::to_string(want) + " (symmetric " + type_name(zp->dtype) + ")", "zero point " + std::to_string(v));
+              break;
+            }
+          }
         }
     }
     p_sink.flush_into(pof2);
@@ -501,12 +568,19 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
   uint64_t custom_nodes = 0;
   for (const auto& [d, count] : f.domain_op_counts)
     if (in(custom_domains, d)) custom_nodes += count;
-  bool needs = preset && preset->value("needs_custom_ops", false);
-  bool extended = preset && preset->value("quant_format", "") == "ExtendedQDQ";
+  // Quark's own domain carries the float (BF16/FP16) and block (BFP/MX) formats;
+  // integer Q/DQ, even on the Extended route, ends as standard or com.microsoft ops.
+  bool needs = (preset && preset->value("needs_custom_ops", false)) || (act_type && act_type->value("custom_domain", false)) ||
+               (w_type && w_type->value("custom_domain", false));
   if (needs && custom_nodes == 0)
     custom.failures.push_back({model_path.filename().string(), preset_name + "'s format written with Quark's custom ops", "no node in a Quark domain"});
-  if (!needs && !extended && custom_nodes > 0)
-    custom.failures.push_back({model_path.filename().string(), "standard ONNX ops only (" + preset_name + ")", std::to_string(custom_nodes) + " nodes in Quark's custom domains"});
+  if (!needs && custom_nodes > 0) {
+    std::string ops;
+    for (const auto& n : f.nodes)
+      if (in(custom_domains, n.domain) && ops.find(n.op_type) == std::string::npos) ops += (ops.empty() ? "" : ", ") + n.op_type;
+    custom.failures.push_back({model_path.filename().string(), "no Quark custom ops: " + preset_name + " writes standard (or com.microsoft) QuantizeLinear/DequantizeLinear",
+                               std::to_string(custom_nodes) + " nodes in Quark's custom domains (" + ops + ")"});
+  }
 
   // Interface: input names, layout and shapes as announced, float I/O kept.
   Check iface = make_check("verify.onnx.interface");
@@ -551,11 +625,15 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
       std::string name = text_of(ao, "name");
       ++iface.checked;
       auto it = std::find_if(f.outputs.begin(), f.outputs.end(), [&](const onnx::ValueInfo& v) { return v.name == name; });
-      if (it == f.outputs.end()) i_sink.add(name, "a model output", "missing from the quantized model");
+      if (it == f.outputs.end()) {
+        // ConvertNCHWToNHWC renames the outputs it transposes.
+        if (!nhwc) i_sink.add(name, "a model output", "missing from the quantized model");
+      }
       else {
         std::string adtype = text_of(ao, "dtype");
         std::string want_dtype = fp16_to_32 && adtype == "float16" ? "float32" : adtype;
         if (!want_dtype.empty() && type_name(it->elem_type) != want_dtype) i_sink.add(name, "output of " + want_dtype, type_name(it->elem_type));
+        if (fixed.count(name) && dims_text(*it) != fixed[name]) i_sink.add(name, "shape " + fixed[name] + " (FixShapes)", "shape " + dims_text(*it));
       }
     }
   } else {

@@ -222,8 +222,17 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
     method.failures.push_back({"config.json", "quant_method \"quark\"", "quant_method " + (qc.contains("quant_method") ? qc["quant_method"].dump() : std::string("absent"))});
   else
     // vLLM's Quark loader refuses a config without `export`; each key is one Quark writes.
+  {
     for (const auto& k : string_list(layouts_root.value("required_config_keys", Json::array())))
       if (!qc.contains(k)) method.failures.push_back({"config.json quantization_config", "the key " + k + " (Quark's exporter writes it)", "absent"});
+    // The export settings a loader reads to unpack the weights (vLLM reads pack_method).
+    const Json& settings = member(layouts_root, "export_settings");
+    if (settings.is_object() && member(qc, "export").is_object())
+      for (const auto& [k, v] : settings.items())
+        if (member(qc["export"], k.c_str()) != v)
+          method.failures.push_back({"quantization_config.export." + k, v.dump() + " (the plan's hf_format export)",
+                                     member(qc["export"], k.c_str()).is_null() ? "absent" : member(qc["export"], k.c_str()).dump()});
+  }
   r.checks.push_back(method);
 
   // --- the plan's modules, schemes and exclusions
@@ -344,6 +353,9 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
     return it->second ? &*it->second : nullptr;
   };
   std::set<std::string> unknown_layouts;
+  const bool tied = member(member(member(analysis, "model"), "architecture"), "tie_word_embeddings").is_boolean() &&
+                    member(member(member(analysis, "model"), "architecture"), "tie_word_embeddings").get<bool>();
+  uint64_t tied_heads = 0;
   std::vector<std::pair<std::string, std::string>> planned_schemes;  // quantized module -> the plan's scheme
   uint64_t bytes_quant = 0, bytes_scales = 0, bytes_excluded = 0, bytes_seen = 0;
   std::set<std::string, std::less<>> seen_modules;
@@ -351,6 +363,12 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
     const std::string& name = names[i];
     auto it = ex.modules.find(name);
     if (it == ex.modules.end()) {
+      // An excluded tied head shares the embedding's tensor: save_pretrained writes it once.
+      if (tied && roles[i] == "lm_head" &&
+          std::any_of(plan_excl.begin(), plan_excl.end(), [&](const QuarkPattern& p) { return p.matches(name); })) {
+        ++tied_heads;
+        continue;
+      }
       missing_sink.add(name, "a Linear module of the plan's model", "not in the export");
       continue;
     }
@@ -377,7 +395,7 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
         if (quant_params.count(p) && !(p == kv_param && is_kv_module(name) && kv_layout)) bad += std::string(bad.empty() ? "" : "; ") + "a " + p;
       if (w) bytes_excluded += w->bytes;
       if (!bad.empty()) untouched_sink.add(name, expectation("weight", {model_dtype}, want_shape) + ", no scales", bad);
-      if (!std::any_of(export_excl.begin(), export_excl.end(), [&](const QuarkPattern& p) { return p.matches(name); }))
+      if (!export_excl.empty() && !std::any_of(export_excl.begin(), export_excl.end(), [&](const QuarkPattern& p) { return p.matches(name); }))
         listed_sink.add(name, "covered by quantization_config.exclude", "not listed");
       (bad.empty() ? g.kept : g.broken).push_back(name);
     } else {
@@ -435,6 +453,8 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
   }
   for (const auto& u : unknown_layouts)
     r.notes.push_back("The catalog knows no Hugging Face export layout for " + u + " (Quark exports it only as fake-quantized float weights): its modules' tensors were not checked.");
+  if (tied_heads)
+    r.notes.push_back("lm_head is tied to the embedding (tie_word_embeddings): the export holds it once, as model.embed_tokens, which is what the runtime reads.");
   missing_sink.flush_into(model);
   quant_sink.flush_into(quantized);
   untouched_sink.flush_into(untouched);
@@ -448,8 +468,32 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
     // Quark writes it under export (older releases also at the top level).
     const Json& exp = field(qc, "export");
     const Json& group = exp.is_object() && exp.contains("kv_cache_group") ? exp["kv_cache_group"] : field(qc, "kv_cache_group");
-    if (!group.is_array() || group.empty())
+    if (!group.is_array() || group.empty()) {
       kv_sink.add("quantization_config.kv_cache_group", "the key/value projections (" + join(kv_modules, ", ") + ")", group.is_null() ? "absent" : group.dump());
+    } else {
+      // vLLM (quark.py validate_kv_cache_config) needs, per pattern, a
+      // layer_quant_config entry whose output_tensors are static FP8 per tensor.
+      const Json& want = member(*kv_layout, "config_output_tensors");
+      const Json& elq = field(qc, "layer_quant_config");
+      std::vector<std::string> patterns;
+      for (const auto& g : group) {
+        if (!g.is_string()) continue;
+        std::string pat = g.get<std::string>();
+        patterns.push_back(pat);
+        ++kv.checked;
+        if (!elq.is_object() || !elq.contains(pat)) {
+          kv_sink.add("layer_quant_config[\"" + pat + "\"]", "an entry with FP8 output_tensors for the KV-cache group's pattern", "no such entry");
+          continue;
+        }
+        auto diff = spec_differences("output_tensors", want, field(elq[pat], "output_tensors"));
+        if (!diff.empty()) kv_sink.add("layer_quant_config[\"" + pat + "\"]", "output_tensors " + want.dump(), join(diff, "; "));
+      }
+      std::vector<std::string> uncovered;
+      for (const auto& n : names)
+        if (is_kv_module(n) && std::none_of(patterns.begin(), patterns.end(), [&](const std::string& pat) { return ::fnmatch(pat.c_str(), n.c_str(), 0) == 0; }))
+          uncovered.push_back(n);
+      for (const auto& n : uncovered) kv_sink.add(n, "covered by a kv_cache_group pattern", "no pattern of " + group.dump() + " matches it");
+    }
   }
   if (!kv_scheme.empty() && !kv_layout) kv_sink.add("kv_cache_scheme", "a KV-cache scheme whose export layout the catalog knows", kv_scheme);
   kv_sink.flush_into(kv);
@@ -503,6 +547,11 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
     std::map<std::pair<std::string, std::string>, std::string> memo;  // (entry, scheme) -> differences
     for (const auto& [name, scheme] : planned_schemes) {
       ++mc.checked;
+      // vLLM's Quark loader checks exclude first: such a module loads as an unquantized Linear.
+      if (auto ex_it = std::find_if(export_excl.begin(), export_excl.end(), [&](const QuarkPattern& p) { return p.matches(name); }); ex_it != export_excl.end()) {
+        mc_sink.add(name, scheme, "excluded by the export's exclude pattern " + ex_it->pattern() + ": a loader keeps it unquantized");
+        continue;
+      }
       std::string entry = "global_quant_config";
       const Json* spec = &field(qc, "global_quant_config");
       if (elq.is_object())
@@ -530,7 +579,10 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
   } else {
     mc.skipped = "the export has no quantization_config";
   }
-  if (qc.is_object() && export_excl.empty() && listed.checked) listed.failures.push_back({"quantization_config.exclude", "the plan's exclusions", "absent or empty"});
+  if (qc.is_object() && export_excl.empty() && listed.checked) {
+    listed.failures.push_back({"quantization_config.exclude", "the plan's " + std::to_string(listed.checked) + " excluded modules listed", "absent or empty"});
+    listed.broken_subjects = listed.checked;
+  }
 
   // --- size (the check itself is shared: verify.cc)
   r.exported_bytes = ex.data_bytes;
@@ -541,6 +593,46 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
     }
   r.bytes = {{"quantized weights", bytes_quant}, {"scales and zero points", bytes_scales}, {"excluded modules", bytes_excluded},
              {"other tensors (embeddings, norms, non-Linear)", ex.data_bytes > bytes_seen ? ex.data_bytes - bytes_seen : 0}};
+
+  // --- the algorithms: Quark records each one it ran in algo_config ({"name": ...}).
+  Check algo = make_check("verify.torch.algorithm");
+  if (qc.is_object()) {
+    std::vector<std::string> planned_algos;
+    if (const Json& a = member(plan, "algorithm"); a.is_string())
+      for (size_t pos = 0; pos <= a.get<std::string>().size();) {
+        std::string all = a.get<std::string>();
+        size_t comma = all.find(',', pos);
+        std::string one = all.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        if (!one.empty()) planned_algos.push_back(one);
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+      }
+    const Json& names_map = member(layouts_root, "algo_config_names");
+    std::set<std::string> recorded;
+    const Json& ac = field(qc, "algo_config");
+    auto take = [&](const Json& entry) {
+      if (entry.is_object() && entry.contains("name") && entry["name"].is_string()) recorded.insert(entry["name"].get<std::string>());
+    };
+    if (ac.is_array())
+      for (const auto& e : ac) take(e);
+    else
+      take(ac);  // older exports: one object
+    algo.checked = 1;
+    std::string want, missing;
+    for (const auto& a : planned_algos) {
+      std::string name = text_of(names_map, a.c_str(), a);
+      want += (want.empty() ? "" : ", ") + name;
+      if (!recorded.count(name)) missing += (missing.empty() ? "" : ", ") + name;
+      recorded.erase(name);
+    }
+    std::string extra;
+    for (const auto& x : recorded) extra += (extra.empty() ? "" : ", ") + x;
+    if (!missing.empty() || !extra.empty())
+      algo.failures.push_back({"quantization_config.algo_config", want.empty() ? "no algorithm (round-to-nearest)" : want,
+                               (missing.empty() ? "" : "no " + missing) + (missing.empty() || extra.empty() ? "" : "; ") + (extra.empty() ? "" : extra + " recorded")});
+  } else {
+    algo.skipped = "the export has no quantization_config";
+  }
 
   // --- companion files and config fields
   Check files = make_check("verify.torch.source_files");
@@ -582,13 +674,19 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
   // --- the Quark release
   Check release = make_check("verify.torch.quark_release");
   std::string wrote;
-  for (const auto& k : string_list(layouts_root.value("release_keys", Json::array())))
+  bool version_not_text = false;
+  for (const auto& k : string_list(layouts_root.value("release_keys", Json::array()))) {
     if (qc.is_object() && qc.contains(k) && qc[k].is_string()) {
       wrote = qc[k].get<std::string>();
       break;
     }
+    if (qc.is_object() && qc.contains(k) && !qc[k].is_null()) version_not_text = true;
+  }
   std::string planned = text_of(plan, "catalog_quark_version");
-  if (wrote.empty() || !std::isdigit(static_cast<unsigned char>(wrote[0])))
+  if (version_not_text && wrote.empty()) {
+    release.checked = 1;
+    release.failures.push_back({"quantization_config.version", "the release string Quark writes (quark.__version__)", "a value of another type"});
+  } else if (wrote.empty() || !std::isdigit(static_cast<unsigned char>(wrote[0])))
     release.skipped = wrote.empty() ? "the export does not name the Quark release that wrote it" : "the export's version " + wrote + " is not a release number";
   else {
     release.checked = 1;
@@ -610,6 +708,7 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
   r.checks.push_back(listed);
   r.checks.push_back(quantized);
   r.checks.push_back(untouched);
+  r.checks.push_back(algo);
   r.checks.push_back(kv);
   r.checks.push_back(files);
   r.checks.push_back(release);

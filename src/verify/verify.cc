@@ -1,6 +1,9 @@
 // verify's entry point: the checks every plan shares, then the flow's own.
 #include "verify/verify.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "common/error.h"
 #include "common/units.h"
 
@@ -39,6 +42,9 @@ Result verify_export(const Json& plan, const Json& analysis, const std::string& 
     size.skipped = "the plan has no size estimate for its " + std::string(r.flow == "onnx" ? "preset" : "scheme");
   }
   r.checks.push_back(size);
+  // Failures added one by one (not through a FailureSink) are one subject each.
+  for (auto& c : r.checks)
+    if (c.broken_subjects < c.failures.size()) c.broken_subjects = std::max<uint64_t>(c.broken_subjects, c.failures.size());
   // A check that found nothing to look at says so rather than "kept".
   for (auto& c : r.checks)
     if (c.checked == 0 && c.skipped.empty() && c.failures.empty()) c.skipped = "nothing of this kind in the plan";

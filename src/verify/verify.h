@@ -28,7 +28,8 @@ struct Check {
   std::string id;       // "verify.torch.quantized_tensors", ... (checks.cc)
   std::string purpose;  // the promise, in one line
   uint64_t checked = 0;  // subjects looked at
-  std::vector<Failure> failures;
+  std::vector<Failure> failures;  // grouped: one per way a promise broke
+  uint64_t broken_subjects = 0;   // subjects that broke it (a failure may group many)
   std::string skipped;  // why the check could not run; empty when it ran
   bool ok() const { return skipped.empty() && failures.empty(); }
   bool failed() const { return !failures.empty(); }

@@ -119,7 +119,7 @@ TEST(OnnxVerifyBroken, AScaleThatIsNotAPowerOfTwoIsNamed) {
       }
   };
   Json v = verify_json(*p, export_of(*p, o), 2);
-  EXPECT_NE(failures_of(v, "verify.onnx.power_of_two").find("conv1.weight_scale | a power-of-two scale (2^k) | scale 0.300000012"), std::string::npos)
+  EXPECT_NE(failures_of(v, "verify.onnx.power_of_two").find("conv1.weight_scale | a power-of-two scale (2^k, k in [-127, 127]) | scale 0.300000012"), std::string::npos)
       << failures_of(v, "verify.onnx.power_of_two");
 }
 
@@ -166,7 +166,7 @@ TEST(OnnxVerifyBroken, CustomOpsWhereThePresetHasNoneAreNamed) {
     n->add_output("stray_out");
   };
   Json v = verify_json(*p, export_of(*p, o), 2);
-  EXPECT_NE(failures_of(v, "verify.onnx.custom_ops").find("standard ONNX ops only (XINT8) | 1 nodes in Quark's custom domains"), std::string::npos)
+  EXPECT_NE(failures_of(v, "verify.onnx.custom_ops").find("no Quark custom ops: XINT8 writes standard (or com.microsoft) QuantizeLinear/DequantizeLinear | 1 nodes in Quark's custom domains (BFPQuantizeDequantize)"), std::string::npos)
       << failures_of(v, "verify.onnx.custom_ops");
 }
 
@@ -174,17 +174,79 @@ TEST(OnnxVerifyBroken, AnInterfaceOtherThanAnnouncedIsNamed) {
   auto p = plan_onnx(small_cnn(3).bytes(), {"--target", "npu_cnn", "--set", "onnx_specific.extra_options.ConvertNCHWToNHWC=true"});
   OnnxExportOptions o;
   o.edit = [](onnx::ModelProto& m) {
-    // The layout change not made, and the output renamed.
+    // The layout change not made.
     auto* shape = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
     shape->mutable_dim(1)->set_dim_value(3);
     shape->mutable_dim(2)->set_dim_value(224);
     shape->mutable_dim(3)->set_dim_value(224);
-    m.mutable_graph()->mutable_output(0)->set_name("renamed");
   };
   Json v = verify_json(*p, export_of(*p, o), 2);
   std::string f = failures_of(v, "verify.onnx.interface");
   EXPECT_NE(f.find("images | shape [1,224,224,3] (NHWC) | shape [1,3,224,224]"), std::string::npos) << f;
-  EXPECT_NE(f.find("probs | a model output | missing from the quantized model"), std::string::npos) << f;
+  // Without a layout conversion, outputs keep their names and FixShapes' shapes.
+  auto cpu = plan_onnx(small_cnn(3).bytes(), {"--target", "cpu", "--preset", "A8W8", "--set", "onnx_specific.extra_options.FixShapes=\"images:[1,3,224,224];probs:[1,10]\""});
+  OnnxExportOptions o2;
+  o2.edit = [](onnx::ModelProto& m) {
+    m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(5);
+  };
+  v = verify_json(*cpu, export_of(*cpu, o2), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.interface").find("probs | shape [1,10] (FixShapes) | shape [1,5]"), std::string::npos) << failures_of(v, "verify.onnx.interface");
+  OnnxExportOptions o3;
+  o3.edit = [](onnx::ModelProto& m) { m.mutable_graph()->mutable_output(0)->set_name("renamed"); };
+  v = verify_json(*cpu, export_of(*cpu, o3), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.interface").find("probs | a model output | missing from the quantized model"), std::string::npos);
+}
+
+// Symmetric power-of-two quantization has fixed zero points; an excluded node
+// gets no Q/DQ of its own; legacy A8W8 writes no com.amd.quark ops.
+TEST(OnnxVerifyBroken, ZeroPointsOwnQdqOfExcludedNodesAndExtendedOpsAreNamed) {
+  auto p = plan_onnx(small_cnn(3).bytes(), {"--target", "npu_cnn"});
+  OnnxExportOptions zp;
+  zp.edit = [](onnx::ModelProto& m) {
+    for (auto& t : *m.mutable_graph()->mutable_initializer())
+      if (t.name() == "c0_r_zero_point") t.set_raw_data(std::string(1, '\x05'));
+  };
+  Json v = verify_json(*p, export_of(*p, zp), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.power_of_two").find("c0_r_zero_point | zero point 128 (symmetric uint8) | zero point 5"), std::string::npos)
+      << failures_of(v, "verify.onnx.power_of_two");
+  // A Q/DQ pair in front of an excluded node's input that no quantized node touches.
+  auto x = plan_onnx(small_cnn(3).bytes(), {"--target", "cpu", "--preset", "A8W8", "--exclude", "/backbone/conv0"});
+  OnnxExportOptions own;
+  own.edit = [](onnx::ModelProto& m) {
+    auto* g = m.mutable_graph();
+    for (auto& n : *g->mutable_node())
+      if (n.name() == "/backbone/conv0") n.set_input(0, "images_own_DQ");
+    auto add = [&](const std::string& op, const std::string& name, std::vector<std::string> in, const std::string& out) {
+      auto* n = g->add_node();
+      n->set_op_type(op);
+      n->set_name(name);
+      n->set_domain("com.microsoft");
+      for (auto& i : in) n->add_input(i);
+      n->add_output(out);
+    };
+    auto* sc = g->add_initializer();
+    sc->set_name("images_own_scale");
+    sc->set_data_type(onnx::TensorProto::FLOAT);
+    float v = 0.01f;
+    sc->set_raw_data(std::string(reinterpret_cast<char*>(&v), 4));
+    add("QuantizeLinear", "images_own_Q", {"images", "images_own_scale"}, "images_own_Q_out");
+    add("DequantizeLinear", "images_own_DQ_node", {"images_own_Q_out", "images_own_scale"}, "images_own_DQ");
+  };
+  v = verify_json(*x, export_of(*x, own), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.excluded_nodes").find("activation images quantized for this excluded node alone"), std::string::npos)
+      << failures_of(v, "verify.onnx.excluded_nodes");
+  // Legacy A8W8 with its Q/DQ left as com.amd.quark ExtendedQuantizeLinear.
+  auto a8 = plan_onnx(small_cnn(2).bytes(), {"--target", "cpu", "--preset", "A8W8"});
+  OnnxExportOptions ext;
+  ext.edit = [](onnx::ModelProto& m) {
+    for (auto& n : *m.mutable_graph()->mutable_node())
+      if (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear") {
+        n.set_op_type("Extended" + n.op_type());
+        n.set_domain("com.amd.quark");
+      }
+  };
+  v = verify_json(*a8, export_of(*a8, ext), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.custom_ops").find("(ExtendedQuantizeLinear, ExtendedDequantizeLinear)"), std::string::npos) << failures_of(v, "verify.onnx.custom_ops");
 }
 
 TEST(OnnxVerifyBroken, ANodeThePlanNamesMissingFromTheModelIsNamed) {
@@ -311,10 +373,18 @@ TEST(OnnxVerifyBroken, PowerOfTwoScalesAreReadFromExternalData) {
   Json v = verify_json(*p, externalize(0.125f, "scales.bin"), 0);
   EXPECT_EQ(check(v, "verify.onnx.power_of_two")["result"], "kept");
   v = verify_json(*p, externalize(0.2f, "scales.bin"), 2);
-  EXPECT_NE(failures_of(v, "verify.onnx.power_of_two").find("conv0.weight_scale | a power-of-two scale (2^k) | scale 0.200000003"), std::string::npos);
-  v = verify_json(*p, externalize(0.125f, "../outside.bin"), 2);
-  EXPECT_NE(failures_of(v, "verify.onnx.power_of_two").find("conv0.weight_scale | a power-of-two scale | unreadable: its external data ../outside.bin is refused"), std::string::npos)
-      << failures_of(v, "verify.onnx.power_of_two");
+  EXPECT_NE(failures_of(v, "verify.onnx.power_of_two").find("conv0.weight_scale | a power-of-two scale (2^k, k in [-127, 127]) | scale 0.200000003"), std::string::npos);
+  // Data outside the model's folder, or shorter than a tensor needs: a model
+  // ONNX Runtime cannot load, refused as bad input in one line.
+  RunResult out = run_quarkplan({"verify", p->plan.string(), externalize(0.125f, "../outside.bin").string()}, p->tmp.path());
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_NE(out.err.find("external data '../outside.bin' of tensor conv0.weight_scale is refused"), std::string::npos) << out.err;
+  EXPECT_EQ(std::count(out.err.begin(), out.err.end(), '\n'), 1) << out.err;
+  fs::path short_model = externalize(0.125f, "scales.bin");
+  write_file(p->tmp / "scales.bin", "abc");
+  out = run_quarkplan({"verify", p->plan.string(), short_model.string()}, p->tmp.path());
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_NE(out.err.find("scales.bin: holds 3 bytes; tensor conv0.weight_scale needs bytes 4-8"), std::string::npos) << out.err;
 }
 
 }  // namespace

@@ -82,7 +82,8 @@ TEST(TorchVerify, Fp8WithFp8KvCacheOnLlamaKeepsThePlan) {
   // 32 layers x 7 projections quantized, lm_head excluded; KV scales on 64 projections (+ the config's group).
   EXPECT_EQ(check(v, "verify.torch.quantized_tensors")["checked"], 224);
   EXPECT_EQ(check(v, "verify.torch.excluded_untouched")["checked"], 1);
-  EXPECT_EQ(check(v, "verify.torch.kv_cache")["checked"], 65);
+  // 64 k/v projections, the export's kv_cache_group and its two patterns' layer_quant_config entries.
+  EXPECT_EQ(check(v, "verify.torch.kv_cache")["checked"], 67);
   // The text view says so too.
   RunResult r = verify(*p, p->tmp / "out");
   EXPECT_EQ(r.exit_code, 0);
@@ -466,6 +467,67 @@ TEST(TorchVerify, AmdsPublishedKimiW4A8LayoutKeepsAnInt4Fp8Plan) {
   Json v = verify_json(*p, p->tmp / "out", 0);
   expect_all_kept(v, {"verify.torch.global_scheme", "verify.torch.quantized_tensors", "verify.torch.module_configs"});
   EXPECT_EQ(check(v, "verify.torch.quantized_tensors")["checked"], 60 * 384 * 3);
+}
+
+}  // namespace
+}  // namespace qp_test
+
+namespace qp_test {
+namespace {
+
+// What vLLM's Quark loader needs of an FP8 KV cache beyond the scales: one
+// layer_quant_config entry per kv_cache_group pattern with static FP8 output_tensors.
+TEST(TorchVerifyBroken, KvCacheConfigEntriesVllmNeedsAreChecked) {
+  auto missing = break_fp8([](std::vector<StTensor>&, Json& c) { c["quantization_config"]["layer_quant_config"].erase("*k_proj"); });
+  std::string f = failures_of(missing.v, "verify.torch.kv_cache");
+  EXPECT_NE(f.find("layer_quant_config[\"*k_proj\"] | an entry with FP8 output_tensors for the KV-cache group's pattern | no such entry"), std::string::npos) << f;
+  auto null_out = break_fp8([](std::vector<StTensor>&, Json& c) { c["quantization_config"]["layer_quant_config"]["*v_proj"]["output_tensors"] = nullptr; });
+  EXPECT_NE(failures_of(null_out.v, "verify.torch.kv_cache").find("layer_quant_config[\"*v_proj\"] | output_tensors"), std::string::npos);
+  EXPECT_NE(failures_of(null_out.v, "verify.torch.kv_cache").find("output_tensors is absent"), std::string::npos) << failures_of(null_out.v, "verify.torch.kv_cache");
+  auto int8 = break_fp8([](std::vector<StTensor>&, Json& c) { c["quantization_config"]["layer_quant_config"]["*v_proj"]["output_tensors"]["dtype"] = "int8"; });
+  EXPECT_NE(failures_of(int8.v, "verify.torch.kv_cache").find("output_tensors.dtype is \"int8\", not \"fp8_e4m3\""), std::string::npos);
+  auto group = break_fp8([](std::vector<StTensor>&, Json& c) { c["quantization_config"]["export"]["kv_cache_group"] = Json::array({"*k_proj"}); });
+  EXPECT_NE(failures_of(group.v, "verify.torch.kv_cache").find("model.layers.{0..31}.self_attn.v_proj (32) | covered by a kv_cache_group pattern"), std::string::npos)
+      << failures_of(group.v, "verify.torch.kv_cache");
+}
+
+TEST(TorchVerifyBroken, AQuantizedModuleTheExportExcludesIsNamedAndCountedPerModule) {
+  auto b = break_fp8([](std::vector<StTensor>&, Json& c) { c["quantization_config"]["exclude"].push_back("*down_proj"); });
+  std::string f = failures_of(b.v, "verify.torch.module_configs");
+  EXPECT_NE(f.find("model.layers.{0..31}.mlp.down_proj (32) | fp8 | excluded by the export's exclude pattern *down_proj: a loader keeps it unquantized"), std::string::npos) << f;
+  EXPECT_EQ(check(b.v, "verify.torch.module_configs")["broken"], 32);
+  std::string flat;
+  for (char c : b.text)
+    if (c != '\n' && !(c == ' ' && !flat.empty() && flat.back() == ' ')) flat += c;
+  EXPECT_NE(flat.find("(32 broken of 224 checked)"), std::string::npos) << b.text;
+}
+
+TEST(TorchVerifyBroken, ExportSettingsAlgorithmAndReleaseTypeAreChecked) {
+  auto order = break_fp8([](std::vector<StTensor>&, Json& c) { c["quantization_config"]["export"]["pack_method"] = "order"; });
+  EXPECT_NE(failures_of(order.v, "verify.torch.quant_method").find("quantization_config.export.pack_method | \"reorder\" (the plan's hf_format export) | \"order\""), std::string::npos);
+  auto number = break_fp8([](std::vector<StTensor>&, Json& c) { c["quantization_config"]["version"] = 12; });
+  EXPECT_NE(failures_of(number.v, "verify.torch.quark_release").find("a value of another type"), std::string::npos);
+  auto stray = break_fp8([](std::vector<StTensor>&, Json& c) { c["quantization_config"]["algo_config"] = Json::array({{{"name", "awq"}}}); });
+  EXPECT_NE(failures_of(stray.v, "verify.torch.algorithm").find("quantization_config.algo_config | no algorithm (round-to-nearest) | awq recorded"), std::string::npos)
+      << failures_of(stray.v, "verify.torch.algorithm");
+  // An AWQ plan whose export records no algorithm: a round-to-nearest export.
+  Broken b;
+  b.p = plan_for("llama-3.1-8b-instruct", {"--hardware", "mi300x", "--goal", "size"});
+  ExportOptions o;
+  o.edit = [](std::vector<StTensor>&, Json& c) { c["quantization_config"]["algo_config"] = nullptr; };
+  write_quark_export(b.p->tmp / "out", b.p->plan_json, b.p->analysis, b.p->source, o);
+  b.v = verify_json(*b.p, b.p->tmp / "out", 2);
+  EXPECT_NE(failures_of(b.v, "verify.torch.algorithm").find("quantization_config.algo_config | awq | no awq"), std::string::npos) << failures_of(b.v, "verify.torch.algorithm");
+}
+
+// An excluded tied head is written once, as the embedding: not missing.
+TEST(TorchVerify, AnExcludedTiedLmHeadIsTheEmbedding) {
+  auto p = plan_for("llama-3.2-1b-instruct", {"--hardware", "mi300x", "--scheme", "int4_wo_128"});
+  ASSERT_EQ(p->plan_json["exclude_layers"], Json::array({"lm_head"}));
+  write_quark_export(p->tmp / "out", p->plan_json, p->analysis, p->source);
+  Json v = verify_json(*p, p->tmp / "out", 0);
+  expect_all_kept(v, {"verify.torch.model", "verify.size"});
+  EXPECT_NE(v["notes"].dump().find("lm_head is tied to the embedding"), std::string::npos) << v["notes"];
 }
 
 }  // namespace

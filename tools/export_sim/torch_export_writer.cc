@@ -96,6 +96,8 @@ void write_quark_export(const fs::path& dir, const Json& plan, const Json& analy
   std::vector<std::pair<quarkplan::QuarkPattern, std::string>> overrides;
   for (const auto& [p, s] : plan["layer_quant_config"].items()) overrides.emplace_back(quarkplan::QuarkPattern(p), s.get<std::string>());
   const bool kv = plan["kv_cache_scheme"].is_string();
+  const Json& arch_facts = analysis["model"]["architecture"];
+  const bool tied = arch_facts.is_object() && arch_facts.value("tie_word_embeddings", false);
   std::vector<StTensor> tensors;
   std::vector<std::string> excluded_names;
   for (size_t k = 0; k < q["module_names"].size(); ++k) {
@@ -104,6 +106,9 @@ void write_quark_export(const fs::path& dir, const Json& plan, const Json& analy
     for (const auto& name : quarkplan::expand_module_names({q["module_names"][k].get<std::string>()})) {
       bool ex = false;
       for (const auto& p : excl) ex = ex || p.matches(name);
+      // An excluded tied head is saved once, as the embedding (save_pretrained
+      // drops lm_head.weight); a quantized one is a module of its own.
+      if (tied && ex && name == "lm_head") continue;
       if (ex) {
         tensors.push_back({name + ".weight", opt.model_dtype, {out, in}});
         excluded_names.push_back(name);
@@ -136,23 +141,38 @@ void write_quark_export(const fs::path& dir, const Json& plan, const Json& analy
   }
   Json lqc = Json::object();
   for (const auto& [p, s] : plan["layer_quant_config"].items()) lqc[p] = quark_layer_config(s.get<std::string>());
-  Json kv_group = Json::array();
+  Json kv_group = Json::array(), kv_config = Json::object();
   if (kv) {
     for (const char* p : {"*k_proj", "*v_proj"}) {
       Json c = quark_layer_config(plan["global_scheme"]);
       c["output_tensors"] = tensor_spec("fp8_e4m3", "per_tensor", nullptr, true, false);
       lqc[p] = c;
+      kv_config[p] = c;
       kv_group.push_back(p);
+    }
+  }
+  // Each algorithm the plan runs, as QConfig.to_dict lists them (the name is what loaders and verify read).
+  Json algo = nullptr;
+  if (plan["algorithm"].is_string()) {
+    algo = Json::array();
+    std::string all = plan["algorithm"];
+    for (size_t pos = 0; pos <= all.size();) {
+      size_t comma = all.find(',', pos);
+      std::string one = all.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      if (one == "smoothquant") one = "smooth";
+      if (!one.empty()) algo.push_back({{"name", one}});
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
     }
   }
   config["quantization_config"] = {{"global_quant_config", quark_layer_config(plan["global_scheme"])},
                                    {"exclude", exclude},
-                                   {"algo_config", nullptr},
+                                   {"algo_config", algo},
                                    {"softmax_quant_spec", nullptr},
                                    {"quant_method", "quark"},
                                    {"layer_type_quant_config", Json::object()},
                                    {"layer_quant_config", lqc},
-                                   {"kv_cache_quant_config", Json::object()},
+                                   {"kv_cache_quant_config", kv_config},
                                    {"kv_cache_post_rope", false},
                                    {"quant_mode", "eager_mode"},
                                    {"version", opt.quark_version},
