@@ -124,6 +124,12 @@ Json inspect_calibration_data(const std::string& path, const Json& analysis) {
   } else {
     record["layout"] = "per_input";
   }
+  // PathDataReader takes each input's shape from the session; a scalar input
+  // has none, and Quark raises "Cannot get the input shape of the model."
+  for (const auto& in : inputs)
+    if (in.has_shape && in.dims.empty())
+      throw InputError(path, "the model's input '" + in.name + "' is a scalar, for which Quark's PathDataReader cannot read calibration data (it raises \"Cannot get the input shape of the model.\"): "
+                             "calibrate with a CalibrationDataReader of your own instead of a folder");
   std::vector<std::string> first_names;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Input& in = inputs[k];

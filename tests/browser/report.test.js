@@ -77,7 +77,8 @@ function calibrationSet(model, name) {
 // LLM that does not fit one accelerator, and a draft.
 const cases = [
   { name: 'onnx-cnn-npu', args: [ocr, '--target', 'npu_cnn', '--calib-data', calibrationSet(ocr, 'ocr-calib'), '--set', 'onnx_specific.extra_options.FixShapes="x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]"', '--yes'], exit: 0 },
-  { name: 'onnx-recurrent', args: [silero, '--target', 'cpu', '--calib-data', calibrationSet(silero, 'silero-calib'), '--yes'], exit: 0 },
+  // Silero's scalar input `sr` is one Quark's PathDataReader cannot read a folder for: a draft asking for data.
+  { name: 'onnx-recurrent', args: [silero, '--target', 'cpu', '--yes'], exit: 3, draft: true },
   { name: 'llm-dense', args: [path.join(source, 'tests/data/hf/llama-3.1-8b'), '--hardware', 'mi300x', '--yes'], exit: 0 },
   { name: 'llm-moe-no-fit', args: [path.join(source, 'tests/data/hf/deepseek-v3'), '--hardware', 'mi300x', '--yes'], exit: 0, nofit: true },
   { name: 'draft', args: [path.join(source, 'tests/data/hf/qwen3-8b')], exit: 3, draft: true },

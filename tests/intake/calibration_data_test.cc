@@ -99,6 +99,14 @@ TEST(CalibrationData, WhatQuarksReaderWouldRaiseOnIsRefusedWithTheLayoutExpected
   EXPECT_NE(error_of(d / "corrupt", kImage).find("a.npy: unreadable calibration array: not a NumPy .npy file"), std::string::npos);
 }
 
+TEST(CalibrationData, AScalarInputIsOneQuarksPathDataReaderCannotRead) {
+  TempDir d;
+  write_npy(d / "c/input/a.npy", "<f4", {1, 512});
+  write_npy(d / "c/sr/a.npy", "<i8", {});
+  Json inputs = Json::array({{{"name", "input"}, {"dtype", "float32"}, {"shape", {"?", "?"}}}, {{"name", "sr"}, {"dtype", "int64"}, {"shape", Json::array()}}});
+  EXPECT_NE(error_of(d / "c", inputs).find("input 'sr' is a scalar, for which Quark's PathDataReader cannot read calibration data"), std::string::npos) << error_of(d / "c", inputs);
+}
+
 TEST(CalibrationData, SymbolicDimensionsTakeAnySize) {
   TempDir d;
   write_npy(d / "c/input_ids/a.npy", "<i8", {1, 7});

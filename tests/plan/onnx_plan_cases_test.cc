@@ -133,7 +133,9 @@ TEST(OnnxPlanCases, FixShapesAnswersQuarkCannotUseAreRefused) {
   };
   for (const auto& c : cases) {
     TempDir d;
-    RunResult r = run_quarkplan({"plan", real_model(c.model).string(), "--target", "npu_cnn", "--calib-data", write_calibration_set(d / "calib", real_model(c.model)), "--yes", "--set",
+    // Silero's scalar input takes no calibration folder (Quark's PathDataReader cannot read one): none here.
+    std::string calib = std::string(c.model) == kSilero ? std::string("none") : write_calibration_set(d / "calib", real_model(c.model));
+    RunResult r = run_quarkplan({"plan", real_model(c.model).string(), "--target", "npu_cnn", "--calib-data", calib, "--yes", "--set",
                                  std::string("onnx_specific.extra_options.FixShapes=\"") + c.value + "\""},
                                 d.path());
     EXPECT_EQ(r.exit_code, 2) << c.value << "\n" << r.err;

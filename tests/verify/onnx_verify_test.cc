@@ -389,3 +389,38 @@ TEST(OnnxVerifyBroken, PowerOfTwoScalesAreReadFromExternalData) {
 
 }  // namespace
 }  // namespace qp_test
+
+namespace qp_test {
+namespace {
+
+// Control-flow bodies: with EnableSubgraph Quark quantizes inside them, and
+// verify holds their weighted nodes to the plan like the main graph's.
+TEST(OnnxVerify, WeightedNodesInsideIfBodiesWithEnableSubgraph) {
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {"1", "3", "16", "16"});
+  b.input("cond", onnx::TensorProto::BOOL, {"1"});
+  auto [then_g, else_g] = b.if_node("/branch");
+  int k = 0;
+  for (auto* g : {then_g, else_g}) {
+    std::string w = "w" + std::to_string(k);
+    OnnxBuilder::init(g, w, onnx::TensorProto::FLOAT, {8, 3, 3, 3});
+    OnnxBuilder::node(g, "Conv", "/branch/conv" + std::to_string(k), {"x", w}, {"y" + std::to_string(k)});
+    OnnxBuilder::set_type(g->add_output(), onnx::TensorProto::FLOAT, {"1", "8", "14", "14"});
+    g->mutable_output(0)->set_name("y" + std::to_string(k));
+    ++k;
+  }
+  b.output("/branch_out", onnx::TensorProto::FLOAT, {"1", "8", "14", "14"});
+  auto p = plan_onnx(b.bytes(), {"--target", "cpu", "--preset", "A8W8", "--set", "onnx_specific.extra_options.EnableSubgraph=true"});
+  ASSERT_EQ(p->plan_json["onnx_specific"]["extra_options"]["EnableSubgraph"], true) << p->plan_json["onnx_specific"].dump();
+  Json v = verify_json(*p, export_of(*p), 0);
+  EXPECT_EQ(check(v, "verify.onnx.quantized_nodes")["checked"], 2) << v.dump();
+  // One body left in float: named.
+  Json skip = p->plan_json;
+  skip["onnx_specific"]["nodes_to_exclude"] = Json::array({"/branch/conv1"});
+  v = verify_json(*p, export_of(*p, {}, &skip), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.quantized_nodes").find("/branch/conv1 | Conv with dequantized activation and weights | weight w1 in float"), std::string::npos)
+      << failures_of(v, "verify.onnx.quantized_nodes");
+}
+
+}  // namespace
+}  // namespace qp_test

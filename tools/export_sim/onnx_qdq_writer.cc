@@ -4,6 +4,7 @@
 #include "export_sim/onnx_qdq_writer.h"
 
 #include <cmath>
+#include <functional>
 #include <cstring>
 #include <map>
 #include <set>
@@ -125,136 +126,145 @@ std::string quark_onnx_export(const std::string& float_model, const Json& plan, 
     for (const auto& n : spec["nodes_to_exclude"]) excluded.insert(n.get<std::string>());
   const Json& winputs = cat.onnx()["weight_inputs"]["ops"];
 
-  auto* g = m.mutable_graph();
-  // Weights held by Constant nodes (PP-OCR's export) become initializers
-  // first, as ONNX Runtime's quantizer needs them (not verified against
-  // Quark's own preprocessing).
-  {
-    onnx::GraphProto rest;
-    for (const auto& n : g->node()) {
-      if (n.op_type() == "Constant" && n.output_size() == 1 && n.attribute_size() == 1 && n.attribute(0).name() == "value") {
-        auto* t = g->add_initializer();
-        *t = n.attribute(0).t();
-        t->set_name(n.output(0));
-        continue;
+  // One graph (the main graph, and each control-flow body when the plan sets
+  // EnableSubgraph, as Quark then quantizes inside them).
+  const bool into_subgraphs = spec["extra_options"].is_object() && spec["extra_options"].value("EnableSubgraph", false);
+  std::function<void(onnx::GraphProto*)> quantize_graph = [&](onnx::GraphProto* g) {
+    // Weights held by Constant nodes (PP-OCR's export) become initializers
+    // first, as ONNX Runtime's quantizer needs them (not verified against
+    // Quark's own preprocessing).
+    {
+      onnx::GraphProto rest;
+      for (const auto& n : g->node()) {
+        if (n.op_type() == "Constant" && n.output_size() == 1 && n.attribute_size() == 1 && n.attribute(0).name() == "value") {
+          auto* t = g->add_initializer();
+          *t = n.attribute(0).t();
+          t->set_name(n.output(0));
+          continue;
+        }
+        *rest.add_node() = n;
       }
-      *rest.add_node() = n;
+      g->mutable_node()->Swap(rest.mutable_node());
     }
-    g->mutable_node()->Swap(rest.mutable_node());
-  }
-  std::map<std::string, int> init_index;
-  for (int i = 0; i < g->initializer_size(); ++i) init_index[g->initializer(i).name()] = i;
-  const float act_scale = f.pof2 ? 0.0625f : 0.0123f, w_scale = f.pof2 ? 0.0078125f : 0.00417f;
-  std::set<std::string> act_done;
-  std::map<std::string, std::string> act_dq;  // tensor -> dequantized name
-  std::vector<onnx::NodeProto> new_nodes;
-  onnx::GraphProto scratch;  // nodes are appended here, then merged in front of their consumers
-  auto quantize_activation = [&](const std::string& t) -> std::string {
-    if (act_dq.count(t)) return act_dq[t];
-    std::string out;
-    if (f.kind == Format::kFused) {
-      out = t + "_" + f.fused_op + "_Output";
-      add_node(&scratch, f.fused_op, t + "_" + f.fused_op, {t}, {out}, f.domain);
-    } else {
-      add_init(g, t + "_scale", onnx::TensorProto::FLOAT, {}, scalar_float(f.act_type == onnx::TensorProto::BFLOAT16 ? 1.0f : act_scale));
-      add_init(g, t + "_zero_point", f.act_type, {}, zero_point(f.act_type, f.pof2));
-      add_node(&scratch, f.q_op, t + "_QuantizeLinear", {t, t + "_scale", t + "_zero_point"}, {t + "_QuantizeLinear_Output"}, f.domain);
-      out = t + "_DequantizeLinear_Output";
-      add_node(&scratch, f.dq_op, t + "_DequantizeLinear", {t + "_QuantizeLinear_Output", t + "_scale", t + "_zero_point"}, {out}, f.domain);
-    }
-    act_dq[t] = out;
-    return out;
-  };
-  auto quantize_weight = [&](const std::string& w) -> std::string {
-    const auto& src = g->initializer(init_index.at(w));
-    std::vector<int64_t> dims(src.dims().begin(), src.dims().end());
-    uint64_t n = 1;
-    for (auto d : dims) n *= static_cast<uint64_t>(d);
-    if (f.kind == Format::kFused) {
-      add_node(&scratch, f.fused_op, w + "_" + f.fused_op, {w}, {w + "_" + f.fused_op + "_Output"}, f.domain);
-      return w + "_" + f.fused_op + "_Output";
-    }
-    add_init(g, w + "_scale", onnx::TensorProto::FLOAT, {}, scalar_float(f.weight_type == onnx::TensorProto::BFLOAT16 ? 1.0f : w_scale));
-    add_init(g, w + "_zero_point", f.weight_type, {}, zero_point(f.weight_type, false));
-    std::string dq_in = w + "_quantized";
-    if (f.float_weight_with_q) {
-      dq_in = w + "_QuantizeLinear_Output";
-      add_node(&scratch, f.q_op, w + "_QuantizeLinear", {w, w + "_scale", w + "_zero_point"}, {dq_in}, f.domain);
-    } else {
-      add_init(g, w + "_quantized", f.weight_type, dims, std::string(n * type_bytes(f.weight_type), '\0'));
-    }
-    add_node(&scratch, f.dq_op, w + "_DequantizeLinear", {dq_in, w + "_scale", w + "_zero_point"}, {w + "_DequantizeLinear_Output"}, f.domain);
-    return w + "_DequantizeLinear_Output";
-  };
+    std::map<std::string, int> init_index;
+    for (int i = 0; i < g->initializer_size(); ++i) init_index[g->initializer(i).name()] = i;
+    const float act_scale = f.pof2 ? 0.0625f : 0.0123f, w_scale = f.pof2 ? 0.0078125f : 0.00417f;
+    std::set<std::string> act_done;
+    std::map<std::string, std::string> act_dq;  // tensor -> dequantized name
+    std::vector<onnx::NodeProto> new_nodes;
+    onnx::GraphProto scratch;  // nodes are appended here, then merged in front of their consumers
+    auto quantize_activation = [&](const std::string& t) -> std::string {
+      if (act_dq.count(t)) return act_dq[t];
+      std::string out;
+      if (f.kind == Format::kFused) {
+        out = t + "_" + f.fused_op + "_Output";
+        add_node(&scratch, f.fused_op, t + "_" + f.fused_op, {t}, {out}, f.domain);
+      } else {
+        add_init(g, t + "_scale", onnx::TensorProto::FLOAT, {}, scalar_float(f.act_type == onnx::TensorProto::BFLOAT16 ? 1.0f : act_scale));
+        add_init(g, t + "_zero_point", f.act_type, {}, zero_point(f.act_type, f.pof2));
+        add_node(&scratch, f.q_op, t + "_QuantizeLinear", {t, t + "_scale", t + "_zero_point"}, {t + "_QuantizeLinear_Output"}, f.domain);
+        out = t + "_DequantizeLinear_Output";
+        add_node(&scratch, f.dq_op, t + "_DequantizeLinear", {t + "_QuantizeLinear_Output", t + "_scale", t + "_zero_point"}, {out}, f.domain);
+      }
+      act_dq[t] = out;
+      return out;
+    };
+    auto quantize_weight = [&](const std::string& w) -> std::string {
+      const auto& src = g->initializer(init_index.at(w));
+      std::vector<int64_t> dims(src.dims().begin(), src.dims().end());
+      uint64_t n = 1;
+      for (auto d : dims) n *= static_cast<uint64_t>(d);
+      if (f.kind == Format::kFused) {
+        add_node(&scratch, f.fused_op, w + "_" + f.fused_op, {w}, {w + "_" + f.fused_op + "_Output"}, f.domain);
+        return w + "_" + f.fused_op + "_Output";
+      }
+      add_init(g, w + "_scale", onnx::TensorProto::FLOAT, {}, scalar_float(f.weight_type == onnx::TensorProto::BFLOAT16 ? 1.0f : w_scale));
+      add_init(g, w + "_zero_point", f.weight_type, {}, zero_point(f.weight_type, false));
+      std::string dq_in = w + "_quantized";
+      if (f.float_weight_with_q) {
+        dq_in = w + "_QuantizeLinear_Output";
+        add_node(&scratch, f.q_op, w + "_QuantizeLinear", {w, w + "_scale", w + "_zero_point"}, {dq_in}, f.domain);
+      } else {
+        add_init(g, w + "_quantized", f.weight_type, dims, std::string(n * type_bytes(f.weight_type), '\0'));
+      }
+      add_node(&scratch, f.dq_op, w + "_DequantizeLinear", {dq_in, w + "_scale", w + "_zero_point"}, {w + "_DequantizeLinear_Output"}, f.domain);
+      return w + "_DequantizeLinear_Output";
+    };
 
-  // MATMUL_NBITS: each MatMul with a constant 2-D weight becomes a
-  // com.microsoft MatMulNBits named <n>_Q4 reading <B>_Q4 (uint8 [N, blocks,
-  // block/2]) and <B>_scales (float32 [N * blocks]); the facts file, section 10.
-  if (preset->value("quant_format", "") == "MatMulNBits") {
-    const int64_t block = 128;
+    // MATMUL_NBITS: each MatMul with a constant 2-D weight becomes a
+    // com.microsoft MatMulNBits named <n>_Q4 reading <B>_Q4 (uint8 [N, blocks,
+    // block/2]) and <B>_scales (float32 [N * blocks]); the facts file, section 10.
+    if (preset->value("quant_format", "") == "MatMulNBits") {
+      const int64_t block = 128;
+      for (int i = 0; i < g->node_size(); ++i) {
+        auto* n = g->mutable_node(i);
+        if (n->op_type() != "MatMul" || excluded.count(n->name()) || n->input_size() < 2 || !init_index.count(n->input(1))) continue;
+        const auto& w = g->initializer(init_index.at(n->input(1)));
+        if (w.dims_size() != 2) continue;
+        int64_t k = w.dims(0), nn = w.dims(1), blocks = (k + block - 1) / block;
+        std::string b = n->input(1);
+        add_init(g, b + "_Q4", onnx::TensorProto::UINT8, {nn, blocks, block / 2}, std::string(static_cast<size_t>(nn * blocks * block / 2), '\0'));
+        add_init(g, b + "_scales", onnx::TensorProto::FLOAT, {nn * blocks}, std::string(static_cast<size_t>(nn * blocks * 4), '\0'));
+        std::string a = n->input(0), out = n->output(0), name = n->name();
+        n->Clear();
+        n->set_op_type("MatMulNBits");
+        n->set_domain("com.microsoft");
+        n->set_name(name + "_Q4");
+        n->add_input(a);
+        n->add_input(b + "_Q4");
+        n->add_input(b + "_scales");
+        n->add_output(out);
+        for (auto [key, v] : std::vector<std::pair<const char*, int64_t>>{{"K", k}, {"N", nn}, {"bits", 4}, {"block_size", block}, {"accuracy_level", 0}}) {
+          auto* at = n->add_attribute();
+          at->set_name(key);
+          at->set_type(onnx::AttributeProto::INT);
+          at->set_i(v);
+        }
+      }
+      f.domain = "com.microsoft";
+    }
+    std::set<std::string> float_weights_used;
+    const bool nbits = preset->value("quant_format", "") == "MatMulNBits";
+    for (int i = 0; i < g->node_size() && !nbits; ++i) {
+      auto* n = g->mutable_node(i);
+      if (!ops.count(n->op_type()) || excluded.count(n->name()) || !winputs.contains(n->op_type())) continue;
+      bool weighted = false;
+      for (int idx : winputs[n->op_type()].get<std::vector<int>>())
+        if (idx < n->input_size() && init_index.count(n->input(idx))) weighted = true;
+      if (!weighted) continue;
+      if (!f.weight_only && n->input_size() > 0 && !init_index.count(n->input(0))) n->set_input(0, quantize_activation(n->input(0)));
+      for (int idx : winputs[n->op_type()].get<std::vector<int>>())
+        if (idx < n->input_size() && init_index.count(n->input(idx))) n->set_input(idx, quantize_weight(n->input(idx)));
+    }
+    // Quark rewires every consumer of a quantized activation to its DQ output.
     for (int i = 0; i < g->node_size(); ++i) {
       auto* n = g->mutable_node(i);
-      if (n->op_type() != "MatMul" || excluded.count(n->name()) || n->input_size() < 2 || !init_index.count(n->input(1))) continue;
-      const auto& w = g->initializer(init_index.at(n->input(1)));
-      if (w.dims_size() != 2) continue;
-      int64_t k = w.dims(0), nn = w.dims(1), blocks = (k + block - 1) / block;
-      std::string b = n->input(1);
-      add_init(g, b + "_Q4", onnx::TensorProto::UINT8, {nn, blocks, block / 2}, std::string(static_cast<size_t>(nn * blocks * block / 2), '\0'));
-      add_init(g, b + "_scales", onnx::TensorProto::FLOAT, {nn * blocks}, std::string(static_cast<size_t>(nn * blocks * 4), '\0'));
-      std::string a = n->input(0), out = n->output(0), name = n->name();
-      n->Clear();
-      n->set_op_type("MatMulNBits");
-      n->set_domain("com.microsoft");
-      n->set_name(name + "_Q4");
-      n->add_input(a);
-      n->add_input(b + "_Q4");
-      n->add_input(b + "_scales");
-      n->add_output(out);
-      for (auto [key, v] : std::vector<std::pair<const char*, int64_t>>{{"K", k}, {"N", nn}, {"bits", 4}, {"block_size", block}, {"accuracy_level", 0}}) {
-        auto* at = n->add_attribute();
-        at->set_name(key);
-        at->set_type(onnx::AttributeProto::INT);
-        at->set_i(v);
-      }
+      for (int k = 0; k < n->input_size(); ++k)
+        if (act_dq.count(n->input(k))) n->set_input(k, act_dq[n->input(k)]);
     }
-    f.domain = "com.microsoft";
-  }
-  std::set<std::string> float_weights_used;
-  const bool nbits = preset->value("quant_format", "") == "MatMulNBits";
-  for (int i = 0; i < g->node_size() && !nbits; ++i) {
-    auto* n = g->mutable_node(i);
-    if (!ops.count(n->op_type()) || excluded.count(n->name()) || !winputs.contains(n->op_type())) continue;
-    bool weighted = false;
-    for (int idx : winputs[n->op_type()].get<std::vector<int>>())
-      if (idx < n->input_size() && init_index.count(n->input(idx))) weighted = true;
-    if (!weighted) continue;
-    if (!f.weight_only && n->input_size() > 0 && !init_index.count(n->input(0))) n->set_input(0, quantize_activation(n->input(0)));
-    for (int idx : winputs[n->op_type()].get<std::vector<int>>())
-      if (idx < n->input_size() && init_index.count(n->input(idx))) n->set_input(idx, quantize_weight(n->input(idx)));
-  }
-  // Quark rewires every consumer of a quantized activation to its DQ output.
-  for (int i = 0; i < g->node_size(); ++i) {
-    auto* n = g->mutable_node(i);
-    for (int k = 0; k < n->input_size(); ++k)
-      if (act_dq.count(n->input(k))) n->set_input(k, act_dq[n->input(k)]);
-  }
-  // Weights no node reads any more are dropped (Quark writes only <w>_quantized).
-  for (int i = 0; i < g->node_size(); ++i)
-    for (const auto& in : g->node(i).input()) float_weights_used.insert(in);
-  for (const auto& n : scratch.node())
-    for (const auto& in : n.input()) float_weights_used.insert(in);
-  // The new nodes go first (topological order: they read graph inputs,
-  // initializers or tensors produced before their consumers run in ONNX
-  // Runtime's order; a checker sorts them).
-  onnx::GraphProto rebuilt;
-  for (const auto& n : scratch.node()) *rebuilt.add_node() = n;
-  for (const auto& n : g->node()) *rebuilt.add_node() = n;
-  g->mutable_node()->Swap(rebuilt.mutable_node());
-  onnx::GraphProto kept;
-  for (const auto& t : g->initializer())
-    if (float_weights_used.count(t.name())) *kept.add_initializer() = t;
-  g->mutable_initializer()->Swap(kept.mutable_initializer());
-
+    // Weights no node reads any more are dropped (Quark writes only <w>_quantized).
+    for (int i = 0; i < g->node_size(); ++i)
+      for (const auto& in : g->node(i).input()) float_weights_used.insert(in);
+    for (const auto& n : scratch.node())
+      for (const auto& in : n.input()) float_weights_used.insert(in);
+    // The new nodes go first (topological order: they read graph inputs,
+    // initializers or tensors produced before their consumers run in ONNX
+    // Runtime's order; a checker sorts them).
+    onnx::GraphProto rebuilt;
+    for (const auto& n : scratch.node()) *rebuilt.add_node() = n;
+    for (const auto& n : g->node()) *rebuilt.add_node() = n;
+    g->mutable_node()->Swap(rebuilt.mutable_node());
+    onnx::GraphProto kept;
+    for (const auto& t : g->initializer())
+      if (float_weights_used.count(t.name())) *kept.add_initializer() = t;
+    g->mutable_initializer()->Swap(kept.mutable_initializer());
+    if (into_subgraphs)
+      for (auto& n : *g->mutable_node())
+        for (auto& a : *n.mutable_attribute())
+          if (a.type() == onnx::AttributeProto::GRAPH) quantize_graph(a.mutable_g());
+  };
+  quantize_graph(m.mutable_graph());
+  auto* g = m.mutable_graph();
   // Interface options of the plan.
   const Json& extra = spec["extra_options"];
   if (extra.value("ConvertNCHWToNHWC", false))
