@@ -15,6 +15,7 @@
 #include "common/mapped_file.h"
 #include "intake/onnx_reader.h"
 #include "intake/protobuf_wire.h"
+#include "plan/fix_shapes.h"
 #include "verify/failures.h"
 #include "verify/verify.h"
 
@@ -148,32 +149,6 @@ std::string dims_text(const onnx::ValueInfo& v) {
   return s + "]";
 }
 
-std::string dims_text(const Json& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + (shape[i].is_number() ? std::to_string(shape[i].get<int64_t>()) : shape[i].is_string() ? shape[i].get<std::string>() : "?");
-  return s + "]";
-}
-
-// FixShapes "x:[1,3,960,960];y:[1,4]" -> {x: "[1,3,960,960]"}.
-std::map<std::string, std::string> fixed_shapes(const Json& extra) {
-  std::map<std::string, std::string> out;
-  if (!extra.contains("FixShapes") || !extra["FixShapes"].is_string()) return out;
-  std::string s = extra["FixShapes"].get<std::string>();
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t end = s.find(';', pos);
-    std::string item = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    size_t colon = item.rfind(":[");
-    if (colon != std::string::npos) {
-      std::string dims = item.substr(colon + 1);
-      dims.erase(std::remove(dims.begin(), dims.end(), ' '), dims.end());
-      out[item.substr(0, colon)] = dims;
-    }
-    if (end == std::string::npos) break;
-    pos = end + 1;
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -582,58 +557,54 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
                                std::to_string(custom_nodes) + " nodes in Quark's custom domains (" + ops + ")"});
   }
 
-  // Interface: input names, layout and shapes as announced, float I/O kept.
+  // Interface: the inputs and outputs as Quark's pre-processing leaves them
+  // (plan/fix_shapes.h: ConvertNCHWToNHWC permutes 4-D tensors with integer
+  // C, H, W and renames such outputs '<name>_transpose'), with FixShapes'
+  // dimensions, float I/O kept.
   Check iface = make_check("verify.onnx.interface");
   FailureSink i_sink;
-  const Json* ainputs = &member(member(member(analysis, "model"), "onnx_specific"), "inputs");
-  auto fixed = fixed_shapes(extra);
-  bool nhwc = flag_of(extra, "ConvertNCHWToNHWC");
-  bool fp16_to_32 = flag_of(extra, "ConvertFP16ToFP32");
-  if (ainputs && ainputs->is_array()) {
-    for (const auto& ai : *ainputs) {
-      std::string name = text_of(ai, "name");
+  const Json& facts = member(member(analysis, "model"), "onnx_specific");
+  const bool nhwc = flag_of(extra, "ConvertNCHWToNHWC");
+  const bool fp16_to_32 = flag_of(extra, "ConvertFP16ToFP32");
+  std::map<std::string, std::vector<int64_t>> fixed;
+  if (const std::string fs_text = text_of(extra, "FixShapes"); !fs_text.empty()) {
+    try {
+      for (auto& fsh : parse_fix_shapes(fs_text)) fixed[fsh.name] = fsh.dims;
+    } catch (const std::invalid_argument&) {
+      // The plan's rules refuse a FixShapes Quark cannot use; nothing to compare.
+    }
+  }
+  if (facts.is_object()) {
+    const std::vector<ShapeSlot> slots = fix_shapes_slots(facts, nhwc);
+    const Json& ain = member(facts, "inputs");
+    const Json& aout = member(facts, "outputs");
+    size_t in_index = 0, out_index = 0;
+    for (const auto& slot : slots) {
       ++iface.checked;
-      auto it = std::find_if(f.inputs.begin(), f.inputs.end(), [&](const onnx::ValueInfo& v) { return v.name == name; });
-      if (it == f.inputs.end()) {
-        i_sink.add(name, "a model input", "missing from the quantized model");
+      const Json& declared = slot.output ? (out_index < aout.size() ? aout[out_index++] : Json()) : (in_index < ain.size() ? ain[in_index++] : Json());
+      const auto& list = slot.output ? f.outputs : f.inputs;
+      auto it = std::find_if(list.begin(), list.end(), [&](const onnx::ValueInfo& v) { return v.name == slot.name; });
+      if (it == list.end()) {
+        i_sink.add(slot.name, std::string("a model ") + (slot.output ? "output" : "input") + (nhwc && slot.output && slot.name.ends_with("_transpose") ? " (renamed by ConvertNCHWToNHWC)" : ""),
+                   "missing from the quantized model");
         continue;
       }
-      std::string adtype = text_of(ai, "dtype");
+      std::string adtype = text_of(declared, "dtype");
       std::string want_dtype = fp16_to_32 && adtype == "float16" ? "float32" : adtype;
-      if (!want_dtype.empty() && type_name(it->elem_type) != want_dtype) i_sink.add(name, "input of " + want_dtype, type_name(it->elem_type));
-      std::string want = fixed.count(name) ? fixed[name] : ai.contains("shape") && ai["shape"].is_array() ? dims_text(ai["shape"]) : "";
-      if (nhwc && !want.empty()) {
-        // [N,C,H,W] -> [N,H,W,C]
-        std::vector<std::string> parts;
-        std::string body = want.substr(1, want.size() - 2);
-        size_t p = 0;
-        while (p <= body.size()) {
-          size_t e = body.find(',', p);
-          parts.push_back(body.substr(p, e == std::string::npos ? std::string::npos : e - p));
-          if (e == std::string::npos) break;
-          p = e + 1;
-        }
-        if (parts.size() == 4) want = "[" + parts[0] + "," + parts[2] + "," + parts[3] + "," + parts[1] + "]";
-      }
-      std::string got = dims_text(*it);
-      // Symbolic dims compare by position only when the plan fixed them.
-      if (!want.empty() && (fixed.count(name) || nhwc) && got != want)
-        i_sink.add(name, std::string("shape ") + want + (nhwc ? " (NHWC)" : ""), "shape " + got);
-    }
-    const Json& aout = member(member(member(analysis, "model"), "onnx_specific"), "outputs");
-    for (const auto& ao : aout) {
-      std::string name = text_of(ao, "name");
-      ++iface.checked;
-      auto it = std::find_if(f.outputs.begin(), f.outputs.end(), [&](const onnx::ValueInfo& v) { return v.name == name; });
-      if (it == f.outputs.end()) {
-        // ConvertNCHWToNHWC renames the outputs it transposes.
-        if (!nhwc) i_sink.add(name, "a model output", "missing from the quantized model");
-      }
-      else {
-        std::string adtype = text_of(ao, "dtype");
-        std::string want_dtype = fp16_to_32 && adtype == "float16" ? "float32" : adtype;
-        if (!want_dtype.empty() && type_name(it->elem_type) != want_dtype) i_sink.add(name, "output of " + want_dtype, type_name(it->elem_type));
-        if (fixed.count(name) && dims_text(*it) != fixed[name]) i_sink.add(name, "shape " + fixed[name] + " (FixShapes)", "shape " + dims_text(*it));
+      if (!want_dtype.empty() && type_name(it->elem_type) != want_dtype)
+        i_sink.add(slot.name, std::string(slot.output ? "output" : "input") + " of " + want_dtype, type_name(it->elem_type));
+      // Shapes are promised only where the plan changes them: NHWC or FixShapes.
+      const bool is_fixed = fixed.count(slot.name) > 0;
+      if (!is_fixed && !nhwc) continue;
+      std::vector<int64_t> want = is_fixed ? fixed[slot.name] : slot.dims;
+      bool same = it->dims.size() == want.size();
+      for (size_t k = 0; same && k < want.size(); ++k)
+        if (want[k] >= 0 && !(it->dims[k].has_value && it->dims[k].value == want[k])) same = false;
+      if (!same) {
+        std::string w = "[";
+        for (size_t k = 0; k < want.size(); ++k) w += (k ? "," : "") + (want[k] >= 0 ? std::to_string(want[k]) : std::string("?"));
+        w += "]";
+        i_sink.add(slot.name, "shape " + w + (is_fixed ? " (FixShapes)" : " (NHWC)"), "shape " + dims_text(*it));
       }
     }
   } else {

@@ -8,6 +8,7 @@
 #include "export_sim/onnx_qdq_writer.h"
 #include "intake/onnx_builder.h"
 #include "support/test_support.h"
+#include "verify/verify_test_support.h"
 
 namespace qp_test {
 namespace {
@@ -45,23 +46,10 @@ fs::path export_of(const OnnxPlanned& p, const OnnxExportOptions& o = {}, const 
 Json verify_json(const OnnxPlanned& p, const fs::path& out, int want_exit) {
   RunResult r = run_quarkplan({"verify", p.plan.string(), out.string(), "--json"}, p.tmp.path());
   EXPECT_EQ(r.exit_code, want_exit) << r.out << r.err;
-  Json j = quarkplan::parse_json(r.out, "verify --json");
-  return want_exit == 0 ? j : j["error"]["verification"];
+  return verification_of(r.out, want_exit);
 }
 
-const Json& check(const Json& v, const std::string& id) {
-  for (const auto& c : v["checks"])
-    if (c["id"] == id) return c;
-  static Json none;
-  ADD_FAILURE() << "no check " << id;
-  return none;
-}
 
-std::string failures_of(const Json& v, const std::string& id) {
-  std::string s;
-  for (const auto& f : check(v, id)["failures"]) s += f["subject"].get<std::string>() + " | " + f["expected"].get<std::string>() + " | " + f["found"].get<std::string>() + "\n";
-  return s;
-}
 
 void expect_kept(const Json& v, const std::vector<std::string>& ran) {
   EXPECT_TRUE(v["verified"].get<bool>()) << quarkplan::dump_json(v);

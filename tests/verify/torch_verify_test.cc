@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
+#include "verify/verify_test_support.h"
 #include "export_sim/torch_export_writer.h"
 
 namespace qp_test {
@@ -48,17 +49,9 @@ Json verify_json(const Planned& p, const fs::path& out, int want_exit, std::vect
   extra.push_back("--json");
   RunResult r = verify(p, out, extra);
   EXPECT_EQ(r.exit_code, want_exit) << r.out << r.err;
-  Json j = quarkplan::parse_json(r.out, "verify --json");
-  return want_exit == 0 ? j : j["error"]["verification"];
+  return verification_of(r.out, want_exit);
 }
 
-const Json& check(const Json& v, const std::string& id) {
-  for (const auto& c : v["checks"])
-    if (c["id"] == id) return c;
-  static Json none;
-  ADD_FAILURE() << "no check " << id;
-  return none;
-}
 
 // Every check kept or not applicable; the ones named must have run.
 void expect_all_kept(const Json& v, const std::vector<std::string>& ran) {
@@ -150,11 +143,6 @@ Broken break_fp8(const std::function<void(std::vector<StTensor>&, Json&)>& edit,
   return b;
 }
 
-std::string failures_of(const Json& v, const std::string& id) {
-  std::string s;
-  for (const auto& f : check(v, id)["failures"]) s += f["subject"].get<std::string>() + " | " + f["expected"].get<std::string>() + " | " + f["found"].get<std::string>() + "\n";
-  return s;
-}
 
 void drop(std::vector<StTensor>& t, const std::string& name) {
   t.erase(std::remove_if(t.begin(), t.end(), [&](const StTensor& x) { return x.name == name; }), t.end());

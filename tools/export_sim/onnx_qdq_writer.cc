@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "catalog/catalog.h"
+#include "plan/fix_shapes.h"
 
 namespace qp_test {
 
@@ -265,47 +266,43 @@ std::string quark_onnx_export(const std::string& float_model, const Json& plan, 
   };
   quantize_graph(m.mutable_graph());
   auto* g = m.mutable_graph();
-  // Interface options of the plan.
+  // Interface options of the plan, as Quark's pre-processing applies them:
+  // ConvertNCHWToNHWC permutes each 4-D input and output whose C, H and W are
+  // integers (outputs get a Transpose and the name '<name>_transpose'), then
+  // FixShapes sets the dimensions it names (plan/fix_shapes.h).
   const Json& extra = spec["extra_options"];
-  if (extra.value("ConvertNCHWToNHWC", false))
-    for (auto& in : *g->mutable_input()) {
-      auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
-      if (shape->dim_size() != 4) continue;
-      onnx::TensorShapeProto_Dimension c = shape->dim(1);
-      *shape->mutable_dim(1) = shape->dim(2);
-      *shape->mutable_dim(2) = shape->dim(3);
-      *shape->mutable_dim(3) = c;
-    }
-  if (extra.contains("FixShapes") && extra["FixShapes"].is_string()) {
-    std::string s = extra["FixShapes"].get<std::string>();
-    size_t pos = 0;
-    while (pos < s.size()) {
-      size_t end = s.find(';', pos);
-      std::string item = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-      size_t colon = item.rfind(":[");
-      if (colon != std::string::npos) {
-        std::string name = item.substr(0, colon);
-        std::vector<int64_t> dims;
-        std::string body = item.substr(colon + 2, item.size() - colon - 3);
-        size_t p = 0;
-        while (p < body.size()) {
-          size_t e = body.find(',', p);
-          dims.push_back(std::stoll(body.substr(p, e == std::string::npos ? std::string::npos : e - p)));
-          if (e == std::string::npos) break;
-          p = e + 1;
-        }
-        for (auto* list : {g->mutable_input(), g->mutable_output()})
-          for (auto& v : *list)
-            if (v.name() == name) {
-              auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
-              shape->clear_dim();
-              for (auto d : dims) shape->add_dim()->set_dim_value(d);
-            }
+  auto fixed_chw = [](const onnx::TensorShapeProto& sh) {
+    return sh.dim_size() == 4 && sh.dim(1).has_dim_value() && sh.dim(2).has_dim_value() && sh.dim(3).has_dim_value();
+  };
+  auto to_nhwc = [](onnx::TensorShapeProto* sh) {
+    onnx::TensorShapeProto_Dimension c = sh->dim(1);
+    *sh->mutable_dim(1) = sh->dim(2);
+    *sh->mutable_dim(2) = sh->dim(3);
+    *sh->mutable_dim(3) = c;
+  };
+  if (extra.is_object() && extra.value("ConvertNCHWToNHWC", false)) {
+    for (auto& in : *g->mutable_input())
+      if (fixed_chw(in.type().tensor_type().shape())) to_nhwc(in.mutable_type()->mutable_tensor_type()->mutable_shape());
+    for (auto& out : *g->mutable_output())
+      if (fixed_chw(out.type().tensor_type().shape())) {
+        to_nhwc(out.mutable_type()->mutable_tensor_type()->mutable_shape());
+        auto* t = add_node(g, "Transpose", out.name() + "_transpose", {out.name()}, {out.name() + "_transpose"}, "");
+        auto* perm = t->add_attribute();
+        perm->set_name("perm");
+        perm->set_type(onnx::AttributeProto::INTS);
+        for (int v : {0, 2, 3, 1}) perm->add_ints(v);
+        out.set_name(out.name() + "_transpose");
       }
-      if (end == std::string::npos) break;
-      pos = end + 1;
-    }
   }
+  if (extra.is_object() && extra.contains("FixShapes") && extra["FixShapes"].is_string())
+    for (const auto& fsh : quarkplan::parse_fix_shapes(extra["FixShapes"].get<std::string>()))
+      for (auto* list : {g->mutable_input(), g->mutable_output()})
+        for (auto& v : *list)
+          if (v.name() == fsh.name) {
+            auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
+            shape->clear_dim();
+            for (auto d : fsh.dims) shape->add_dim()->set_dim_value(d);
+          }
   if (!f.domain.empty()) {
     auto* op = m.add_opset_import();
     op->set_domain(f.domain);
