@@ -9,11 +9,17 @@ namespace quarkplan::ui {
 
 std::string render_rule_doc(const RuleDoc& d, const Style& st, int width_in) {
   size_t width = static_cast<size_t>(std::max(40, width_in));
-  std::string out = st.bold(d.id) + (d.flow.empty() ? "" : "  (" + std::string(d.flow == "onnx" ? "ONNX" : "Torch") + (d.kind == "intake" ? " intake check)" : " plans)")) + "\n";
+  // verify's checks are grouped together; their ID names the flow.
+  std::string flow_name = d.kind == "verify" ? (d.id.rfind("verify.onnx.", 0) == 0 ? "ONNX" : d.id.rfind("verify.torch.", 0) == 0 ? "Torch" : "ONNX and Torch")
+                          : d.flow == "onnx" ? "ONNX"
+                                             : "Torch";
+  std::string out = st.bold(d.id) +
+                    (d.flow.empty() ? "" : "  (" + flow_name + (d.kind == "intake" ? " intake check)" : d.kind == "verify" ? " export check)" : " plans)")) + "\n";
   for (const auto& l : wrap(d.purpose, width - 2)) out += "  " + l + "\n";
   const std::pair<const char*, const std::string*> sections[] = {
       {"Decides", &d.decides}, {"Fires when", &d.fires_when}, {"Follows", &d.follows}, {"Example", &d.example}};
   for (const auto& [title, body] : sections) {
+    if (body->empty()) continue;
     out += "\n  " + st.bold(title) + "\n";
     out += markdown_to_text(*body, st, width, 4);
   }
@@ -25,7 +31,11 @@ std::string render_rule_docs(const std::vector<RuleDoc>& docs, const Style& st, 
   for (const auto& d : docs) {
     if (d.flow != flow) {
       flow = d.flow;
-      out += (out.empty() ? "" : "\n") + st.bold(flow == "onnx" ? "Intake checks and rules of ONNX plans" : "Intake checks and rules of Torch (Hugging Face LLM) plans") + "\n\n";
+      out += (out.empty() ? "" : "\n") +
+             st.bold(d.kind == "verify" ? "Checks of `quarkplan verify` (an export against its plan)"
+                     : flow == "onnx"   ? "Intake checks and rules of ONNX plans"
+                                        : "Intake checks and rules of Torch (Hugging Face LLM) plans") +
+             "\n\n";
     } else {
       out += "\n";
     }

