@@ -11,6 +11,7 @@
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "intake/calibration_data.h"
+#include "plan/fix_shapes.h"
 #include "cli/guarded.h"
 #include "common/error.h"
 #include "common/files.h"
@@ -249,10 +250,14 @@ int run_plan_command(const PlanArgs& a) {
     }
     std::string flow = plan_flow(analysis);
     check_flags_apply(a, flow, ran_intake ? a.intake.model : analysis["model"].value("model_path", a.analysis));
+    add_choices(req, a, flow);
     // The calibration set, read as Quark's PathDataReader will read it: a
     // layout Quark would fail on is refused now, not after the model loads.
-    if (flow == "onnx" && !a.calib_data.empty() && a.calib_data != "none") req.calib_data_check = inspect_calibration_data(a.calib_data, analysis);
-    add_choices(req, a, flow);
+    if (flow == "onnx" && !a.calib_data.empty() && a.calib_data != "none") {
+      // Recorded absolute, so the printed Quark call works from any folder.
+      req.calib_data = fs::absolute(a.calib_data).lexically_normal().string();
+      req.calib_data_check = inspect_calibration_data(req.calib_data, analysis, fix_shapes_choice(req));
+    }
 
     // 4. Decide (and confirm at the prompt when there is one).
     bool interactive = !a.yes && !a.json && ui::is_terminal(stdin) && ui::is_terminal(stdout);

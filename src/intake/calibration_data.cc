@@ -19,6 +19,7 @@ struct Input {
   std::string name, dtype;
   std::vector<Json> dims;  // ints (fixed) or strings (symbolic); empty when the shape is unknown
   bool has_shape = false;
+  bool fixed_by_plan = false;  // dims from the plan's FixShapes
 };
 
 std::string shape_text(const std::vector<Json>& dims) {
@@ -70,21 +71,21 @@ void check_shape(const fs::path& file, const npy::Header& h, const Input& in) {
     if (shape.size() + 1 == in.dims.size()) shape.insert(shape.begin(), 1);  // a batch of one added
     else
       throw InputError(file.string(), "array of shape " + shape_text(h.shape) + " for input '" + in.name + "' of shape " + shape_text(in.dims) +
-                                          ": Quark needs the input's rank (" + std::to_string(in.dims.size()) + "), one less (a batch of one is added), or a 1-D array of its " +
-                                          (all_fixed ? std::to_string(prod) : std::string("fixed")) + " elements");
+                                          ": Quark needs the input's rank (" + std::to_string(in.dims.size()) + "), one less (a batch of one is added)" +
+                                          (all_fixed ? ", or a 1-D array of its " + std::to_string(prod) + " elements" : std::string(" (a 1-D array is reshaped only for an input whose dimensions are all fixed)")));
   }
   for (size_t i = 0; i < shape.size(); ++i) {
     const Json& d = in.dims[i];
     if (d.is_number_integer() && d.get<int64_t>() > 0 && shape[i] != static_cast<uint64_t>(d.get<int64_t>()))
       throw InputError(file.string(), "array of shape " + shape_text(h.shape) + " does not fit input '" + in.name + "' of shape " + shape_text(in.dims) +
-                                          " (dimension " + std::to_string(i) + " is " + std::to_string(shape[i]) + ", the model fixes it at " +
-                                          std::to_string(d.get<int64_t>()) + ")");
+                                          " (dimension " + std::to_string(i) + " is " + std::to_string(shape[i]) + ", " +
+                                          (in.fixed_by_plan ? std::string("the plan's FixShapes sets it to ") : std::string("the model fixes it at ")) + std::to_string(d.get<int64_t>()) + ")");
   }
 }
 
 }  // namespace
 
-Json inspect_calibration_data(const std::string& path, const Json& analysis) {
+Json inspect_calibration_data(const std::string& path, const Json& analysis, const std::map<std::string, std::vector<int64_t>>& fixed) {
   std::vector<Input> inputs;
   const Json& ins = analysis.is_object() && analysis.contains("model") && analysis["model"].is_object() && analysis["model"].contains("onnx_specific")
                         ? analysis["model"]["onnx_specific"].value("inputs", Json::array())
@@ -97,6 +98,14 @@ Json inspect_calibration_data(const std::string& path, const Json& analysis) {
     if (i.contains("shape") && i["shape"].is_array()) {
       in.has_shape = true;
       for (const auto& d : i["shape"]) in.dims.push_back(d);
+    }
+    // FixShapes runs before Quark feeds the set to the model: its shape counts.
+    // (One of another rank is the plan's rules' to refuse, not this check's.)
+    if (auto it = fixed.find(in.name); it != fixed.end() && (!in.has_shape || it->second.size() == in.dims.size())) {
+      in.has_shape = true;
+      in.dims.clear();
+      for (int64_t d : it->second) in.dims.push_back(d);
+      in.fixed_by_plan = true;
     }
     inputs.push_back(std::move(in));
   }
@@ -130,6 +139,7 @@ Json inspect_calibration_data(const std::string& path, const Json& analysis) {
     if (in.has_shape && in.dims.empty())
       throw InputError(path, "the model's input '" + in.name + "' is a scalar, for which Quark's PathDataReader cannot read calibration data (it raises \"Cannot get the input shape of the model.\"): "
                              "calibrate with a CalibrationDataReader of your own instead of a folder");
+  uint64_t total_bytes = 0, max_batch = 1;
   std::vector<std::string> first_names;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Input& in = inputs[k];
@@ -154,10 +164,17 @@ Json inspect_calibration_data(const std::string& path, const Json& analysis) {
     std::set<std::string> dtypes;
     for (const auto& f : files) {
       npy::Header h = read_npy(dir / f);
-      if (npy::onnx_dtype_name(h).empty())
+      if (std::find(h.shape.begin(), h.shape.end(), 0) != h.shape.end())
+        throw InputError((dir / f).string(), "array of shape " + shape_text(h.shape) + " holds no data (a dimension is 0): every file is one sample for input '" + in.name + "'");
+      std::string dtype = npy::onnx_dtype_name(h);
+      if (dtype.empty() && h.kind == 'c') dtype = h.item_bytes == 8 ? "complex64" : "complex128";  // cast by Quark, the imaginary part dropped
+      if (dtype.empty())
         throw InputError((dir / f).string(), "dtype '" + h.descr + "' cannot be cast to input '" + in.name + "' (" + in.dtype + ")");
       check_shape(dir / f, h, in);
-      dtypes.insert(npy::onnx_dtype_name(h));
+      dtypes.insert(dtype);
+      total_bytes += h.data_bytes;
+      uint64_t lead = h.shape.empty() ? 1 : h.shape.size() == in.dims.size() ? h.shape[0] : 1;
+      max_batch = std::max(max_batch, lead);
     }
     Json casts = Json::array();
     for (const auto& d : dtypes)
@@ -174,6 +191,8 @@ Json inspect_calibration_data(const std::string& path, const Json& analysis) {
     record["layout"] = shared.empty() ? "unknown" : "shared";
   }
   record["samples"] = samples;
+  record["bytes"] = total_bytes;        // what Quark's reader loads into memory, all of it
+  record["largest_batch"] = max_batch;  // the leading dimension of the largest array
   record["inputs"] = per_input;
   return record;
 }

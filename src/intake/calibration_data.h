@@ -11,6 +11,8 @@
 // plan is refused, exit 2, naming the layout expected); the rest are facts the
 // plan records (layout, sample count, dtype casts).
 #pragma once
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,9 @@ namespace quarkplan {
 // {path, layout ("shared"|"per_input"), samples, inputs: [{name, folder,
 // files, dtypes, casts_to}]}. Throws InputError naming the file or folder and
 // the layout Quark expects.
-Json inspect_calibration_data(const std::string& path, const Json& analysis);
+// `fixed`: the plan's FixShapes (input name -> dimensions), which Quark applies
+// before it runs the model on the set, so the arrays must fit those shapes.
+Json inspect_calibration_data(const std::string& path, const Json& analysis,
+                              const std::map<std::string, std::vector<int64_t>>& fixed = {});
 
 }  // namespace quarkplan

@@ -1,4 +1,5 @@
 #include "plan/fix_shapes.h"
+#include "plan/plan_request.h"
 
 #include <cctype>
 #include <set>
@@ -138,6 +139,20 @@ std::string format_fix_shapes(const std::vector<FixedShape>& shapes) {
     s += "]";
   }
   return s;
+}
+
+std::map<std::string, std::vector<int64_t>> fix_shapes_choice(const PlanRequest& req) {
+  std::map<std::string, std::vector<int64_t>> out;
+  const Json* c = req.choice("onnx_specific.extra_options.FixShapes");
+  if (!c) {
+    if (const Json* e = req.choice("onnx_specific.extra_options"); e && e->is_object() && e->contains("FixShapes")) c = &(*e)["FixShapes"];
+  }
+  if (!c || !c->is_string()) return out;
+  try {
+    for (auto& f : parse_fix_shapes(c->get<std::string>())) out[f.name] = f.dims;
+  } catch (const std::invalid_argument&) {
+  }
+  return out;
 }
 
 }  // namespace quarkplan

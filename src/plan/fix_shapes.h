@@ -4,6 +4,7 @@
 // graph output by name).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,6 +21,11 @@ struct FixedShape {
 // Parses a FixShapes value; throws std::invalid_argument with a one-line
 // reason (which entry, what is wrong) for anything Quark could not use.
 std::vector<FixedShape> parse_fix_shapes(const std::string& text);
+
+// The FixShapes a request sets (--set onnx_specific.extra_options.FixShapes=...),
+// by name; empty when it sets none or one Quark could not use (the plan's
+// rules refuse that).
+std::map<std::string, std::vector<int64_t>> fix_shapes_choice(const struct PlanRequest& req);
 
 // Back to Quark's text form.
 std::string format_fix_shapes(const std::vector<FixedShape>& shapes);

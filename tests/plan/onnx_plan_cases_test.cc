@@ -134,7 +134,7 @@ TEST(OnnxPlanCases, FixShapesAnswersQuarkCannotUseAreRefused) {
   for (const auto& c : cases) {
     TempDir d;
     // Silero's scalar input takes no calibration folder (Quark's PathDataReader cannot read one): none here.
-    std::string calib = std::string(c.model) == kSilero ? std::string("none") : write_calibration_set(d / "calib", real_model(c.model));
+    std::string calib = std::string(c.model) == kSilero ? std::string("none") : write_calibration_set(d / "calib", real_model(c.model), 200, c.value);
     RunResult r = run_quarkplan({"plan", real_model(c.model).string(), "--target", "npu_cnn", "--calib-data", calib, "--yes", "--set",
                                  std::string("onnx_specific.extra_options.FixShapes=\"") + c.value + "\""},
                                 d.path());
@@ -144,7 +144,8 @@ TEST(OnnxPlanCases, FixShapesAnswersQuarkCannotUseAreRefused) {
   }
   // Every input and output given: confirmed, and Quark gets the value as written.
   TempDir d;
-  RunResult ok = run_quarkplan({"plan", real_model(kDet).string(), "--target", "npu_cnn", "--calib-data", write_calibration_set(d / "calib", real_model(kDet)), "--yes", "--set",
+  RunResult ok = run_quarkplan({"plan", real_model(kDet).string(), "--target", "npu_cnn", "--calib-data",
+                                write_calibration_set(d / "calib", real_model(kDet), 200, "x:[1,3,640,640];sigmoid_0.tmp_0:[1,1,640,640]"), "--yes", "--set",
                                 "onnx_specific.extra_options.FixShapes=\"x:[1,3,640,640];sigmoid_0.tmp_0:[1,1,640,640]\""},
                                d.path());
   EXPECT_EQ(ok.exit_code, 0) << ok.err;

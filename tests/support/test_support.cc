@@ -3,6 +3,7 @@
 #include <map>
 
 #include "intake/intake.h"
+#include "plan/fix_shapes.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -87,7 +88,13 @@ fs::path real_model(const std::string& relative) {
   return p;
 }
 
-std::string write_calibration_set(const fs::path& folder, const fs::path& model, int samples) {
+std::string write_calibration_set(const fs::path& folder, const fs::path& model, int samples, const std::string& fix_shapes) {
+  std::map<std::string, std::vector<int64_t>> fixed;
+  if (!fix_shapes.empty()) try {
+      for (auto& f : quarkplan::parse_fix_shapes(fix_shapes)) fixed[f.name] = f.dims;
+    } catch (const std::invalid_argument&) {
+      // a FixShapes the test expects the plan to refuse: the model's own shapes then
+    }
   quarkplan::Json analysis;
   if (model.extension() == ".json") analysis = quarkplan::Json::parse(read_file(model));
   else {
@@ -102,9 +109,11 @@ std::string write_calibration_set(const fs::path& folder, const fs::path& model,
     std::string d = descr.count(in.value("dtype", "")) ? descr.at(in.value("dtype", "")) : "<f4";
     std::string dims;
     uint64_t n = 1;
-    size_t rank = in["shape"].is_array() ? in["shape"].size() : 1;
+    quarkplan::Json shape = in["shape"];
+    if (fixed.count(in["name"].get<std::string>())) shape = fixed[in["name"].get<std::string>()];
+    size_t rank = shape.is_array() ? shape.size() : 1;
     for (size_t i = 0; i < rank; ++i) {
-      int64_t v = in["shape"].is_array() && in["shape"][i].is_number_integer() && in["shape"][i].get<int64_t>() > 0 ? in["shape"][i].get<int64_t>() : 1;
+      int64_t v = shape.is_array() && shape[i].is_number_integer() && shape[i].get<int64_t>() > 0 ? shape[i].get<int64_t>() : 1;
       dims += (i ? ", " : "") + std::to_string(v);
       n *= static_cast<uint64_t>(v);
     }

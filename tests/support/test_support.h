@@ -44,7 +44,8 @@ fs::path real_model(const std::string& relative);
 // a folder with one, or a model_analysis.json): `samples` sparse .npy arrays of
 // each input's shape and dtype (symbolic dimensions 1), flat for one input,
 // one folder per input otherwise. Writes into `folder`, returns it as a string.
-std::string write_calibration_set(const fs::path& folder, const fs::path& model, int samples = 200);
+// `fix_shapes`: the plan's FixShapes value, whose dimensions the arrays then take.
+std::string write_calibration_set(const fs::path& folder, const fs::path& model, int samples = 200, const std::string& fix_shapes = "");
 
 fs::path source_dir();
 fs::path testdata(const std::string& relative);

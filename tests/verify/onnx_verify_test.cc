@@ -23,11 +23,18 @@ struct OnnxPlanned {
 };
 
 std::unique_ptr<OnnxPlanned> plan_onnx(const std::string& bytes, const std::vector<std::string>& args, int want_exit = 0) {
+  // A FixShapes among the arguments: the calibration arrays take its shapes.
+  std::string fix_shapes;
+  for (const auto& a : args)
+    if (a.rfind("onnx_specific.extra_options.FixShapes=", 0) == 0) {
+      fix_shapes = a.substr(a.find('=') + 1);
+      if (fix_shapes.size() > 1 && fix_shapes.front() == '"') fix_shapes = fix_shapes.substr(1, fix_shapes.size() - 2);
+    }
   auto p = std::make_unique<OnnxPlanned>();
   p->model = p->tmp / "model.onnx";
   p->float_bytes = bytes;
   write_file(p->model, bytes);
-  write_calibration_set(p->tmp / "calib", p->model);
+  write_calibration_set(p->tmp / "calib", p->model, 200, fix_shapes);
   p->plan = p->tmp / "quant_plan.json";
   std::vector<std::string> a = {"plan", p->model.string(), "--calib-data", (p->tmp / "calib").string(), "--yes", "-o", p->plan.string()};
   a.insert(a.end(), args.begin(), args.end());

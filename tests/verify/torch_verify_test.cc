@@ -269,7 +269,7 @@ TEST(TorchVerifyBroken, AnExportByAnotherQuarkReleaseIsNamed) {
   b.p = plan_for("llama-3.1-8b-instruct", {"--hardware", "mi300x"});
   write_quark_export(b.p->tmp / "out", b.p->plan_json, b.p->analysis, b.p->source, {.quark_version = "0.11.1"});
   b.v = verify_json(*b.p, b.p->tmp / "out", 2);
-  EXPECT_NE(failures_of(b.v, "verify.torch.quark_release").find("quantization_config | Quark 0.12.post1 | written by Quark 0.11.1"), std::string::npos);
+  EXPECT_NE(failures_of(b.v, "verify.torch.quark_release").find("quantization_config.version | Quark 0.12.post1 (the release whose facts the plan holds) | written by Quark 0.11.1"), std::string::npos);
 }
 
 TEST(TorchVerifyBroken, AnotherModelIsNamed) {
@@ -516,6 +516,33 @@ TEST(TorchVerify, AnExcludedTiedLmHeadIsTheEmbedding) {
   Json v = verify_json(*p, p->tmp / "out", 0);
   expect_all_kept(v, {"verify.torch.model", "verify.size"});
   EXPECT_NE(v["notes"].dump().find("lm_head is tied to the embedding"), std::string::npos) << v["notes"];
+}
+
+}  // namespace
+}  // namespace qp_test
+
+namespace qp_test {
+namespace {
+
+// Overrides by layer type, a per-group weight on another axis, and --source
+// folders without a config.json (the plan's model folder has one).
+TEST(TorchVerifyBroken, LayerTypeOverridesAxesAndConfigFieldsWithoutASourceConfig) {
+  auto ltq = break_fp8([](std::vector<StTensor>&, Json& c) { c["quantization_config"]["layer_type_quant_config"] = {{"Linear", quark_layer_config("int8")}}; });
+  EXPECT_NE(failures_of(ltq.v, "verify.torch.layer_overrides").find("quantization_config.layer_type_quant_config | no per-layer-type overrides (the plan sets none) | overrides for Linear"),
+            std::string::npos);
+  Broken b;
+  b.p = plan_for("llama-3.1-8b-instruct", {"--hardware", "mi300x", "--goal", "size"});
+  ExportOptions o;
+  o.edit = [](std::vector<StTensor>&, Json& c) {
+    c["quantization_config"]["global_quant_config"]["weight"]["ch_axis"] = 0;
+    c["eos_token_id"] = 2;
+  };
+  write_quark_export(b.p->tmp / "out", b.p->plan_json, b.p->analysis, b.p->source, o);
+  fs::create_directories(b.p->tmp / "tok_only");
+  write_file(b.p->tmp / "tok_only" / "tokenizer.json", read_file(b.p->source / "tokenizer.json"));
+  b.v = verify_json(*b.p, b.p->tmp / "out", 2, {"--source", (b.p->tmp / "tok_only").string()});
+  EXPECT_NE(failures_of(b.v, "verify.torch.global_scheme").find("weight.ch_axis is 0, not -1"), std::string::npos) << failures_of(b.v, "verify.torch.global_scheme");
+  EXPECT_NE(failures_of(b.v, "verify.torch.source_files").find("config.json eos_token_id"), std::string::npos) << failures_of(b.v, "verify.torch.source_files");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // outlier_percentile, layerwise_percentile), onnx.weight_stats.exclude_outliers, onnx.evaluation_intent.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
@@ -122,6 +123,23 @@ void calibration_data(PlanState& s) {
                  std::to_string(ds.get<uint64_t>()) + ": Quark calibrates on the " + std::to_string(samples) + " there are.",
              "Add representative samples up to " + std::to_string(ds.get<uint64_t>()) + " (the planning guide asks for 64-512), or set calibration.data_size=" +
                  std::to_string(samples) + " to say it is intended.");
+    if (ds.is_number_unsigned() && samples > ds.get<uint64_t>())
+      s.risk("onnx.calibration.data", "low",
+             "The calibration set holds " + std::to_string(samples) + " samples and data_size is " + std::to_string(ds.get<uint64_t>()) +
+                 ": Quark's reader loads them all, then calibrates on the first " + std::to_string(ds.get<uint64_t>()) + " in directory-listing order (not a chosen subset).",
+             "Keep the " + std::to_string(ds.get<uint64_t>()) + " most representative samples in the folder, or raise calibration.data_size.");
+    if (chk.contains("bytes") && chk["bytes"].is_number_unsigned() && chk["bytes"].get<uint64_t>() > (4ull << 30)) {
+      double gib = static_cast<double>(chk["bytes"].get<uint64_t>()) / static_cast<double>(1ull << 30);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f", gib);
+      s.risk("onnx.calibration.data", gib > 16 ? "high" : "medium",
+             std::string("Quark's PathDataReader loads every array of the set into memory before calibrating, and caches them: ") + buf + " GiB here.",
+             "Keep fewer or smaller samples (calibration needs a few hundred at most), or feed them with a CalibrationDataReader of your own that loads one at a time.");
+    }
+    if (const Json& lb = chk.value("largest_batch", Json()); lb.is_number_unsigned() && lb.get<uint64_t>() > 1)
+      s.risk("onnx.calibration.data", "low",
+             "Calibration arrays hold batches of up to " + std::to_string(lb.get<uint64_t>()) + " samples in one file: Quark's reader feeds each file as one batch, whatever batch_size says.",
+             "Save one sample per file for the batch_size the plan gives, or set calibration.batch_size to match.");
     for (const auto& in : chk.value("inputs", Json::array())) {
       std::vector<std::string> from = string_list(in.value("cast_from", Json::array()));
       if (from.empty()) continue;
