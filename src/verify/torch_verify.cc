@@ -552,7 +552,10 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
     FailureSink mc_sink;
     const Json& elq = field(qc, "layer_quant_config");
     std::map<std::pair<std::string, std::string>, std::string> memo;  // (entry, scheme) -> differences
-    for (const auto& [name, scheme] : planned_schemes) {
+    for (const auto& planned : planned_schemes) {
+      // (Named copies, not a structured binding: clang before 16 cannot capture those in lambdas.)
+      const std::string& name = planned.first;
+      const std::string& scheme = planned.second;
       ++mc.checked;
       // vLLM's Quark loader checks exclude first: such a module loads as an unquantized Linear.
       if (auto ex_it = std::find_if(export_excl.begin(), export_excl.end(), [&](const QuarkPattern& p) { return p.matches(name); }); ex_it != export_excl.end()) {
