@@ -149,6 +149,29 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
   Json extra_update = o["extra_options"];
   if (o["op_types_to_quantize"].is_array() && route == "qconfig") extra_update["OpTypesToQuantize"] = o["op_types_to_quantize"];
   if (o["nodes_to_quantize"].is_array() && route == "qconfig") extra_update["NodesToQuantize"] = o["nodes_to_quantize"];
+  // quantize_static always builds a data reader and raises without one
+  // (calibration/data_readers.py get_data_reader@647cedc): a calibration-free
+  // preset given no set runs on Quark's random data reader, with concrete
+  // shapes for inputs whose dimensions are dynamic (1 there).
+  if (!dynamic && !needs_data && !plan["calibration"].contains("data_path")) {
+    extra_update["UseRandomData"] = true;
+    Json shapes = Json::object();
+    const Json& ins = analysis.is_object() && analysis.contains("model") && analysis["model"].contains("onnx_specific")
+                          ? analysis["model"]["onnx_specific"].value("inputs", Json::array())
+                          : Json::array();
+    for (const auto& in : ins) {
+      if (!in.contains("shape") || !in["shape"].is_array()) continue;
+      bool dyn = false;
+      Json dims = Json::array();
+      for (const auto& d : in["shape"]) {
+        bool fixed = d.is_number_integer() && d.get<int64_t>() > 0;
+        dyn = dyn || !fixed;
+        dims.push_back(fixed ? d.get<int64_t>() : 1);
+      }
+      if (dyn) shapes[in.value("name", "")] = dims;
+    }
+    if (!shapes.empty()) extra_update["RandomDataReaderInputShape"] = shapes;
+  }
 
   if (route == "qconfig") {
     inv.tool = "quark.onnx QConfig";
@@ -236,9 +259,18 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     for (const char* k : {"op_types_to_quantize", "nodes_to_quantize", "nodes_to_exclude"})
       if (o[k].is_array() && !o[k].empty()) fields.push_back({k, o[k]});
     if (!o["subgraphs_to_exclude"].empty()) fields.push_back({"subgraphs_to_exclude", o["subgraphs_to_exclude"]});
+    // The legacy route passes these as QuantizationConfig fields (api.py passes
+    // config.convert_fp16_to_fp32 / convert_nchw_to_nhwc to quantize_static);
+    // in extra_options it would never read them.
+    Json legacy_extra = extra_update;
+    for (const auto& [key, field] : std::vector<std::pair<std::string, std::string>>{{"ConvertFP16ToFP32", "convert_fp16_to_fp32"}, {"ConvertNCHWToNHWC", "convert_nchw_to_nhwc"}})
+      if (legacy_extra.contains(key)) {
+        fields.push_back({field, legacy_extra[key]});
+        legacy_extra.erase(key);
+      }
     fields.push_back({"execution_providers", o["execution_providers"]});
     fields.push_back({"use_external_data_format", o["use_external_data_format"]});
-    Json extra = extra_update;
+    Json extra = legacy_extra;
     if (needs_data) extra["CalibDataSize"] = plan["calibration"]["data_size"];
     Json algo_list = Json::array();
     for (const auto& a : algos) {
@@ -256,7 +288,16 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     for (auto& [m, ns] : names.imports) t += "from " + m + " import " + join(std::vector<std::string>(ns.begin(), ns.end())) + "\n";
     t += "\n# " + plan["preset"].get<std::string>() + " stays a legacy preset: " + route_reason + ".\n";
     t += "quant_config = get_default_config(" + plan["preset"].dump() + ")  # a deep copy of the preset\n";
-    for (auto& [k, v] : fields) t += "quant_config." + k + " = " + (enum_text.count(k) ? enum_text[k] : py(v)) + "\n";
+    for (auto& [k, v] : fields) {
+      std::string value = enum_text.count(k) ? enum_text[k] : py(v);
+      // quant_utils.get_all_target_nodes takes a subgraph as a tuple (start nodes, end nodes), never a list.
+      if (k == "subgraphs_to_exclude") {
+        value = "[";
+        for (const auto& sg : v) value += (value.size() > 1 ? ", " : "") + std::string("(") + py(sg[0]) + ", " + py(sg[1]) + ")";
+        value += "]";
+      }
+      t += "quant_config." + k + " = " + value + "\n";
+    }
     if (!extra.empty()) t += "quant_config.extra_options.update(" + py(extra) + ")\n";
     t += "config = Config(global_quant_config=quant_config)\n";
     if (!algo_list.empty()) {

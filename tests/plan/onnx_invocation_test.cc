@@ -263,3 +263,33 @@ TEST(OnnxInvocation, ThePlansDecisionsReachTheConfig) {
   auto s = explain(silero, "cpu", "INT8_CNN_DEFAULT");
   EXPECT_EQ(s.fields["qconfig"]["extra_options"]["EnableSubgraph"], true);
 }
+
+// Quark's routes as Quark reads them (issue #20, item 3): the legacy route
+// takes the layout and FP16 conversions as QuantizationConfig fields (api.py
+// passes config.convert_nchw_to_nhwc, never extra_options'), subgraphs as
+// tuples (quant_utils.get_all_target_nodes refuses lists), and a
+// calibration-free preset without a set runs on the random data reader
+// (get_data_reader raises otherwise).
+TEST(OnnxInvocation, QuarksRoutesAsQuarkReadsThem) {
+  auto legacy = explain(transformer_analysis(), "npu_transformer", "INT8_TRANSFORMER_DEFAULT", [](PlanRequest& r) {
+    r.choices["onnx_specific.extra_options.ConvertNCHWToNHWC"] = true;
+    r.choices["onnx_specific.extra_options.ConvertFP16ToFP32"] = true;
+    r.choices["onnx_specific.subgraphs_to_exclude"] = Json::array({Json::array({Json::array({"/layers.0/q_proj/MatMul"}), Json::array({"/layers.0/o_proj/MatMul"})})});
+  });
+  ASSERT_EQ(legacy.fields["route"], "legacy") << legacy.text;
+  EXPECT_NE(legacy.text.find("quant_config.convert_nchw_to_nhwc = True"), std::string::npos) << legacy.text;
+  EXPECT_NE(legacy.text.find("quant_config.convert_fp16_to_fp32 = True"), std::string::npos) << legacy.text;
+  EXPECT_EQ(legacy.fields["legacy"]["extra_options_update"].count("ConvertNCHWToNHWC"), 0u) << legacy.fields["legacy"].dump();
+  EXPECT_NE(legacy.text.find("quant_config.subgraphs_to_exclude = [([\"/layers.0/q_proj/MatMul\"], [\"/layers.0/o_proj/MatMul\"])]"), std::string::npos) << legacy.text;
+  expect_quark_names(legacy, "legacy route with conversions");
+  // The QConfig route keeps them in extra_options (maps.py reads them there).
+  auto q = explain(cnn_analysis(), "cpu", "A16W8", [](PlanRequest& r) { r.choices["onnx_specific.extra_options.ConvertNCHWToNHWC"] = true; });
+  ASSERT_EQ(q.fields["route"], "qconfig");
+  EXPECT_EQ(q.fields["qconfig"]["extra_options"]["ConvertNCHWToNHWC"], true);
+  // MATMUL_NBITS with no set: Quark's random data reader, with shapes for the dynamic inputs.
+  auto nbits = explain(transformer_analysis(), "cpu", "MATMUL_NBITS", [](PlanRequest& r) { r.calib_data = "none"; });
+  const Json& extra = nbits.fields["route"] == "qconfig" ? nbits.fields["qconfig"]["extra_options"] : nbits.fields["legacy"]["extra_options_update"];
+  EXPECT_EQ(extra.value("UseRandomData", false), true) << nbits.text;
+  EXPECT_NE(nbits.text.find("\"UseRandomData\": True"), std::string::npos) << nbits.text;
+  expect_quark_names(nbits, "MATMUL_NBITS with random data");
+}
