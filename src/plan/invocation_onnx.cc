@@ -231,6 +231,8 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     // The spec texts first: they add the enums they use to the imports.
     std::string act_text = spec_text(act, names), w_text = spec_text(w, names);
     for (auto& [m, ns] : names.imports) t += "from " + m + " import " + join(std::vector<std::string>(ns.begin(), ns.end())) + "\n";
+    // Where this config differs from Quark's own QConfig of the preset, the reason.
+    if (api.contains("note") && api["note"].is_string()) t += "\n# " + api["note"].get<std::string>() + ".";
     t += "\nconfig = QConfig(\n";
     t += "    global_config=QLayerConfig(input_tensors=" + act_text + ",\n";
     t += "                               weight=" + w_text + "),\n";

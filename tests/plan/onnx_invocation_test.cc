@@ -293,3 +293,19 @@ TEST(OnnxInvocation, QuarksRoutesAsQuarkReadsThem) {
   EXPECT_NE(nbits.text.find("\"UseRandomData\": True"), std::string::npos) << nbits.text;
   expect_quark_names(nbits, "MATMUL_NBITS with random data");
 }
+
+// The table and the printed config agree (VINT8 keeps NPU CNN mode off, as
+// its Quark config does), and where the printed config differs from Quark's
+// own QConfig of the preset it says why (XINT8's uint8 activations).
+TEST(OnnxInvocation, TableAndCodeAgreeAndDifferencesFromQuarksQConfigsAreSaid) {
+  auto v = explain(cnn_analysis(), "npu_cnn", "VINT8");
+  EXPECT_EQ(v.fields["qconfig"]["extra_options"]["EnableNPUCnn"], false) << v.text;
+  PlanRequest r;
+  r.target = "npu_cnn";
+  r.choices["preset"] = "VINT8";
+  r.calib_data = "calib";
+  PlanOutcome o = quarkplan::make_plan(cnn_analysis(), r);
+  EXPECT_EQ(o.plan["onnx_specific"]["enable_npu_cnn"], false) << o.plan["onnx_specific"].dump();
+  auto x = explain(cnn_analysis(), "npu_cnn", "XINT8");
+  EXPECT_NE(x.text.find("# Quark's own XINT8_QCONFIG"), std::string::npos) << x.text;
+}

@@ -30,6 +30,13 @@ void npu_flags_tied(PlanState& s) {
     cnn = cnn || (*p)["enable_npu_cnn"].get<bool>();
     tr = tr || (*p)["enable_npu_transformer"].get<bool>();
   }
+  // A preset whose Quark config turns NPU CNN mode off for the NPU (VINT8,
+  // built for the VAIML compiler: EnableNPUCnn False in its QConfig) keeps it
+  // off, so the table says what the printed config does.
+  const Json* pj = preset(s);
+  const bool preset_disables_cnn = pj && cnn && (*pj)["quark_api"].contains("extra_options") &&
+                                   (*pj)["quark_api"]["extra_options"].value("EnableNPUCnn", true) == false;
+  if (preset_disables_cnn) cnn = false;
   for (auto [key, want] : {std::pair<const char*, bool>{"onnx_specific.enable_npu_cnn", cnn}, {"onnx_specific.enable_npu_transformer", tr}}) {
     if (const Json* c = s.choice(key); c && c->is_boolean() && c->get<bool>() != want)
       s.conflict("onnx.npu.flags_tied", key, std::string(key) + " must equal (deployment_target == " + (cnn || std::string(key).find("cnn") != std::string::npos ? "npu_cnn" : "npu_transformer") + ").",
@@ -38,7 +45,9 @@ void npu_flags_tied(PlanState& s) {
   spec(s)["enable_npu_cnn"] = cnn;
   spec(s)["enable_npu_transformer"] = tr;
   s.reason("onnx_specific.enable_npu_cnn", "onnx.npu.flags_tied",
-           cnn ? (t == "npu_cnn" ? "Target is npu_cnn" : "The NPU CNN model, run on " + (t == "cpu" ? std::string("the CPU") : t) + " to check its accuracy") : "Tied to the target: only npu_cnn");
+           preset_disables_cnn ? (*pj)["name"].get<std::string>() + " turns NPU CNN mode off (its Quark config sets EnableNPUCnn False: it targets the VAIML compiler)"
+           : cnn ? (t == "npu_cnn" ? "Target is npu_cnn" : "The NPU CNN model, run on " + (t == "cpu" ? std::string("the CPU") : t) + " to check its accuracy")
+                 : "Tied to the target: only npu_cnn");
   s.reason("onnx_specific.enable_npu_transformer", "onnx.npu.flags_tied",
            tr ? (t == "npu_transformer" ? "Target is npu_transformer" : "The NPU transformer model, run on " + (t == "cpu" ? std::string("the CPU") : t) + " to check its accuracy")
               : "Tied to the target: only npu_transformer");
