@@ -135,10 +135,19 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
   bool cle = o["include_cle"].get<bool>();
   algos.erase(std::remove(algos.begin(), algos.end(), "CLE"), algos.end());
   std::string builtin_ft = (*preset)["fast_finetune"].is_string() ? (*preset)["fast_finetune"].get<std::string>() : "";
+  // Fast fine-tuning runs where the model will: Quark defaults to the CPU
+  // (optim_device/infer_device "cpu"); its GPU guide uses "cuda:0", which is
+  // also ROCm's device name in PyTorch.
+  const std::string target = plan.value("deployment_target", "");
+  const bool gpu = target == "cuda" || target == "rocm";
   auto algo_json = [&](const std::string& name) {
     const Json* a = cat.onnx_algorithm(name);
     Json j = {{"name", name}, {"class", a ? (*a)["config_class"].get<std::string>() : name + "Config"}, {"args", Json::object()}};
     if (a && a->contains("qconfig_args")) j["args"] = (*a)["qconfig_args"];
+    if (gpu && a && a->value("kind", "") == "fast_finetune") {
+      j["args"]["optim_device"] = "cuda:0";
+      j["args"]["infer_device"] = "cuda:0";
+    }
     names.use(a ? (*a).value("module", "quark.onnx") : "quark.onnx", j["class"]);
     return j;
   };
@@ -274,6 +283,13 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     fields.push_back({"use_external_data_format", o["use_external_data_format"]});
     Json extra = legacy_extra;
     if (needs_data) extra["CalibDataSize"] = plan["calibration"]["data_size"];
+    // The legacy preset's own fine-tuning (its FastFinetune dict) on the GPU.
+    if (gpu && !builtin_ft.empty() && cat.onnx()["fast_finetune_defaults"].contains(builtin_ft)) {
+      Json ft = cat.onnx()["fast_finetune_defaults"][builtin_ft];
+      ft["OptimDevice"] = "cuda:0";
+      ft["InferDevice"] = "cuda:0";
+      extra["FastFinetune"] = ft;
+    }
     Json algo_list = Json::array();
     for (const auto& a : algos) {
       if ((a == "AdaRound" || a == "AdaQuant") && !builtin_ft.empty()) continue;

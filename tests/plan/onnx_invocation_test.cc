@@ -309,3 +309,19 @@ TEST(OnnxInvocation, TableAndCodeAgreeAndDifferencesFromQuarksQConfigsAreSaid) {
   auto x = explain(cnn_analysis(), "npu_cnn", "XINT8");
   EXPECT_NE(x.text.find("# Quark's own XINT8_QCONFIG"), std::string::npos) << x.text;
 }
+
+// Fast fine-tuning on a GPU target runs on the GPU ("cuda:0", ROCm's PyTorch
+// device name too), not on Quark's default CPU; on the CPU it stays there.
+TEST(OnnxInvocation, FastFinetuningRunsOnTheGpuOfAGpuTarget) {
+  auto q = explain(cnn_analysis(), "rocm", "A16W8_ADAROUND");
+  ASSERT_EQ(q.fields["route"], "qconfig");
+  EXPECT_NE(q.text.find("optim_device=\"cuda:0\""), std::string::npos) << q.text;
+  EXPECT_NE(q.text.find("infer_device=\"cuda:0\""), std::string::npos) << q.text;
+  expect_quark_names(q, "AdaRound on ROCm");
+  auto cpu = explain(cnn_analysis(), "cpu", "A16W8_ADAROUND");
+  EXPECT_EQ(cpu.text.find("optim_device"), std::string::npos) << cpu.text;
+  auto legacy = explain(cnn_analysis(), "cuda", "A8W8_ADAROUND");
+  ASSERT_EQ(legacy.fields["route"], "legacy");
+  EXPECT_EQ(legacy.fields["legacy"]["extra_options_update"]["FastFinetune"]["OptimDevice"], "cuda:0") << legacy.text;
+  expect_quark_names(legacy, "legacy AdaRound on CUDA");
+}
