@@ -104,8 +104,19 @@ void npu_cnn_nhwc(PlanState& s) {
     extra["ConvertNCHWToNHWC"] = true;
     s.reason("onnx_specific.extra_options.ConvertNCHWToNHWC", "onnx.npu_cnn.nhwc",
              "Inputs are NCHW and the NPU CNN target needs NHWC: Quark converts before quantizing");
-    s.risk("onnx.npu_cnn.nhwc", "medium", "Inputs are NCHW; the NPU CNN target needs NHWC (ConvertNCHWToNHWC is set).",
-           "Or convert first: python -m quark.onnx.tools.convert_nchw_to_nhwc, then re-run intake (node names change after conversion).");
+  }
+  // The deployed model's interface changes with the conversion: say how, as
+  // Quark's convert_nchw_to_nhwc leaves it (plan/fix_shapes.h).
+  if (extra.value("ConvertNCHWToNHWC", false) == true) {
+    std::vector<ShapeSlot> before = fix_shapes_slots(onnx_facts(s), false), after = fix_shapes_slots(onnx_facts(s), true);
+    std::vector<std::string> changed;
+    for (size_t i = 0; i < before.size() && i < after.size(); ++i)
+      if (before[i].text() != after[i].text()) changed.push_back(std::string(before[i].output ? "output " : "input ") + before[i].text() + " becomes " + after[i].text());
+    s.risk("onnx.npu_cnn.nhwc", "medium",
+           "The quantized model's interface changes to NHWC (ConvertNCHWToNHWC): " + (changed.empty() ? std::string("its 4-D tensors are transposed") : join(changed, "; ")) +
+               ". The application must feed and read that layout.",
+           "Transpose the inputs (and the converted outputs) in the application, or convert the float model first with python -m quark.onnx.tools.convert_nchw_to_nhwc and "
+           "re-run intake (node names change after conversion).");
   }
 }
 

@@ -38,6 +38,11 @@ std::vector<Scenario> onnx_npu_scenarios() {
       {"onnx.npu_cnn.nhwc", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
          EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["ConvertNCHWToNHWC"], true);
+         // The deployed model's new interface is stated, input by input.
+         EXPECT_NE(o.plan["risks"].dump().find("input images:[1,3,224,224] becomes images:[1,224,224,3]"), std::string::npos) << o.plan["risks"].dump();
+         // Turned off by the user: no NHWC interface risk is left behind.
+         auto off = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.choices["onnx_specific.extra_options.ConvertNCHWToNHWC"] = false; });
+         EXPECT_EQ(off.plan["risks"].dump().find("interface changes to NHWC"), std::string::npos) << off.plan["risks"].dump();
          // Quark's convert_nchw_to_nhwc skips an input whose C, H or W is dynamic (and runs before
          // FixShapes): not set, not "Quark converts", and a high risk whose recovery fixes the file first.
          Json dyn = with(with(cnn_analysis(), "model.onnx_specific.has_dynamic_dims", true), "model.onnx_specific.inputs",
