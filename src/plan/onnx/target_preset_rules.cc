@@ -258,8 +258,34 @@ void target_gate(PlanState& s) {
   s.conflict("onnx.target.gate", "preset", "Preset " + name + " does not run on " + t + ": " + why + tj["why"].get<std::string>(), alt);
 }
 
+// Formats written with Quark's own ops (catalog qdq_layout types:
+// custom_domain): BF16/FP16 Extended Q/DQ, BFP and MX. ONNX Runtime loads such
+// a model only with Quark's custom-op library registered, and the float
+// formats are a quantize-dequantize simulation, not a faster model.
+namespace {
+void custom_op_runtime_risk(PlanState& s, const Json& p) {
+  const Json& types = s.cat.onnx()["qdq_layout"]["types"];
+  bool custom = false, simulation = false;
+  for (const char* k : {"activation_type", "weight_type"})
+    if (p[k].is_string() && types.contains(p[k].get<std::string>())) {
+      const Json& t = types[p[k].get<std::string>()];
+      custom = custom || t.value("custom_domain", false);
+      simulation = simulation || t.value("keeps_float_weights", false);
+    }
+  if (!custom) return;
+  const std::string name = p["name"];
+  s.risk("onnx.custom_ops.block_formats", "medium",
+         name + " writes Quark's own ops (com.amd.quark)" + (simulation ? ", quantize-dequantize in place around float weights" : "") +
+             ": ONNX Runtime runs the result only with Quark's custom-op library registered" +
+             (simulation ? ", and it runs no faster on a CPU or GPU than the float model (an accuracy simulation)." : "."),
+         "At inference: so = onnxruntime.SessionOptions(); so.register_custom_ops_library(quark.onnx.get_library_path()) before creating the session"
+         " (\"CUDA\" or \"ROCM\" as get_library_path's device on a GPU). To deploy a smaller, faster model, choose an integer preset such as A8W8.");
+}
+}  // namespace
+
 void custom_ops_gate(PlanState& s) {
   const Json* p = preset(s);
+  if (p) custom_op_runtime_risk(s, *p);
   if (!p || !(*p)["needs_custom_ops"].get<bool>()) return;
   std::string name = (*p)["name"];
   if (s.req.custom_ops_compile_ok == false) {

@@ -86,6 +86,12 @@ std::vector<Scenario> onnx_target_preset_scenarios() {
          auto ok = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "cuda"; r.choices["preset"] = "MXFP4E2M1"; r.custom_ops_compile_ok = true; });
          EXPECT_EQ(ok.status, PlanStatus::kConfirmed);
          EXPECT_TRUE(cites(ok, "onnx.custom_ops.block_formats"));
+         // Quark's own ops at inference: the library to register, and BF16 is no faster on a CPU.
+         auto bf16 = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "BF16"; r.calib_data = "calib"; });
+         EXPECT_NE(bf16.plan["risks"].dump().find("register_custom_ops_library(quark.onnx.get_library_path())"), std::string::npos) << bf16.plan["risks"].dump();
+         EXPECT_NE(bf16.plan["risks"].dump().find("an accuracy simulation"), std::string::npos);
+         auto a8w8 = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "A8W8"; r.calib_data = "calib"; });
+         EXPECT_EQ(a8w8.plan["risks"].dump().find("register_custom_ops_library"), std::string::npos) << a8w8.plan["risks"].dump();
        }},
       {"onnx.target.npu_preset_off_npu", [] {
          // ONNX Runtime's CPU provider runs XINT8 QDQ models: a risk, not a refusal; the model stays the NPU's.
