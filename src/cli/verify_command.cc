@@ -45,8 +45,7 @@ int run_verify_command(const VerifyArgs& a) {
         first = &c;
         break;
       }
-    uint64_t broken = 0;
-    for (const auto& c : r.checks) broken += c.failed() ? std::max<uint64_t>(c.broken_subjects, 1) : 0;
+    const uint64_t broken = r.broken_count();
     std::string subject = first->failures.front().subject;
     if (subject.size() > 100) subject = subject.substr(0, 97) + "...";
     f.message = a.output + ": " + std::to_string(broken) + " broken promise" + (broken == 1 ? "" : "s") + " of plan " + a.plan + " (first: " + first->id + ", " +

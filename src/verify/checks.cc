@@ -53,9 +53,9 @@ bool Result::ok() const {
   return true;
 }
 
-uint64_t Result::failure_count() const {
+uint64_t Result::broken_count() const {
   uint64_t n = 0;
-  for (const auto& c : checks) n += c.failures.size();
+  for (const auto& c : checks) n += c.failed() ? std::max<uint64_t>(c.broken_subjects, 1) : 0;
   return n;
 }
 
@@ -81,11 +81,7 @@ Json to_json(const Result& r) {
           {"flow", r.flow},
           {"plan", r.plan_path},
           {"output", r.output_path},
-          {"broken_promises", [&] {
-             uint64_t n = 0;
-             for (const auto& c : r.checks) n += c.failed() ? std::max<uint64_t>(c.broken_subjects, 1) : 0;
-             return n;
-           }()},
+          {"broken_promises", r.broken_count()},
           {"checks", checks},
           {"modules", groups},
           {"size", {{"exported_bytes", r.exported_bytes},

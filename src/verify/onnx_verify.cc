@@ -132,13 +132,6 @@ bool power_of_two(double v) {
   return m == 0.5;
 }
 
-std::vector<std::string> names_of(const Json& j) {
-  std::vector<std::string> out;
-  if (j.is_array())
-    for (const auto& x : j)
-      if (x.is_string()) out.push_back(x.get<std::string>());
-  return out;
-}
 
 std::string dims_text(const onnx::ValueInfo& v) {
   std::string s = "[";
@@ -217,7 +210,7 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
 
   // The op types the plan quantizes: its op_types_to_quantize, else the preset's op set.
   std::set<std::string> op_types;
-  for (const auto& s : names_of(member(spec, "op_types_to_quantize"))) op_types.insert(s);
+  for (const auto& s : string_list(member(spec, "op_types_to_quantize"))) op_types.insert(s);
   std::string op_set = preset ? preset->value("op_set", "static") : "static";
   if (op_types.empty()) {
     const Json& sets = catalog.onnx()["preset_op_sets"];
@@ -231,7 +224,7 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
 
   // Excluded nodes: by name, and every node between a subgraph's start and end nodes.
   std::set<std::string> excluded;
-  for (const auto& n : names_of(member(spec, "nodes_to_exclude"))) excluded.insert(n);
+  for (const auto& n : string_list(member(spec, "nodes_to_exclude"))) excluded.insert(n);
   std::set<std::string> node_names;
   for (const auto& n : f.nodes) node_names.insert(n.name);
   Check model = make_check("verify.onnx.model");
@@ -240,7 +233,7 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
     ++model.checked;
     if (!in(node_names, n)) model_sink.add(n, "a node the plan excludes", "no node of that name in the quantized model");
   }
-  for (const auto& n : names_of(member(spec, "nodes_to_quantize"))) {
+  for (const auto& n : string_list(member(spec, "nodes_to_quantize"))) {
     ++model.checked;
     if (!in(node_names, n)) model_sink.add(n, "a node the plan quantizes", "no node of that name in the quantized model");
   }
@@ -254,7 +247,7 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
     for (size_t i = 0; i < f.nodes.size(); ++i) by_name[f.nodes[i].name] = i;
     for (const auto& pair : spec["subgraphs_to_exclude"]) {
       if (!pair.is_array() || pair.size() != 2) continue;
-      auto starts = names_of(pair[0]), ends = names_of(pair[1]);
+      auto starts = string_list(pair[0]), ends = string_list(pair[1]);
       std::set<size_t> fwd, bwd;
       std::vector<size_t> stack;
       for (const auto& s : starts)

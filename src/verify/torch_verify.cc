@@ -19,6 +19,7 @@
 #include "common/files.h"
 #include "common/keep_until_exit.h"
 #include "common/sha256.h"
+#include "common/strings.h"
 #include "intake/module_names.h"
 #include "verify/failures.h"
 #include "verify/torch_export.h"
@@ -96,11 +97,6 @@ std::vector<std::string> allowed_dtypes(const Json& entry, const std::string& mo
   return out;
 }
 
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
-  return s;
-}
 
 std::string shapes_text(const std::vector<std::vector<uint64_t>>& shapes) {
   std::vector<std::string> t;
@@ -127,11 +123,6 @@ std::string tensor_mismatch(const std::string& param, const ExportTensor* t, con
   return dtype_ok && shape_ok ? "" : found_text(param, *t);
 }
 
-// The JSON value of a spec field, or null.
-const Json& field(const Json& spec, const char* key) {
-  static const Json null_json;
-  return spec.is_object() && spec.contains(key) ? spec[key] : null_json;
-}
 
 // Differences between an expected spec summary ({dtype, qscheme, group_size,
 // symmetric, is_dynamic}; a list for two-stage specs) and the exported spec.
@@ -139,7 +130,7 @@ std::vector<std::string> spec_differences(const std::string& where, const Json& 
   std::vector<std::string> out;
   if (expected.is_null()) {
     if (!exported.is_null() && !(exported.is_object() && exported.empty()) && !(exported.is_array() && exported.empty()))
-      out.push_back(where + " is quantized (" + (exported.is_object() ? field(exported, "dtype").dump() : exported.dump()) + ") where the scheme leaves it in float");
+      out.push_back(where + " is quantized (" + (exported.is_object() ? member(exported, "dtype").dump() : exported.dump()) + ") where the scheme leaves it in float");
     return out;
   }
   if (expected.is_array()) {
@@ -160,7 +151,7 @@ std::vector<std::string> spec_differences(const std::string& where, const Json& 
   }
   for (const auto& [k, v] : expected.items()) {
     if (v.is_null()) continue;
-    const Json& got = field(exported, k.c_str());
+    const Json& got = member(exported, k.c_str());
     if (got != v) out.push_back(where + "." + k + " is " + (got.is_null() ? std::string("absent") : got.dump()) + ", not " + v.dump());
   }
   return out;
@@ -358,7 +349,6 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
   uint64_t tied_heads = 0;
   std::vector<std::pair<std::string, std::string>> planned_schemes;  // quantized module -> the plan's scheme
   uint64_t bytes_quant = 0, bytes_scales = 0, bytes_excluded = 0, bytes_seen = 0;
-  std::set<std::string, std::less<>> seen_modules;
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string& name = names[i];
     auto it = ex.modules.find(name);
@@ -372,7 +362,6 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
       missing_sink.add(name, "a Linear module of the plan's model", "not in the export");
       continue;
     }
-    seen_modules.insert(name);
     const ModuleTensors& t = it->second;
     for (const auto& [p, x] : t) {
       bytes_seen += x.bytes;
@@ -466,15 +455,15 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
   if (kv_layout && qc.is_object()) {
     ++kv.checked;
     // Quark writes it under export (older releases also at the top level).
-    const Json& exp = field(qc, "export");
-    const Json& group = exp.is_object() && exp.contains("kv_cache_group") ? exp["kv_cache_group"] : field(qc, "kv_cache_group");
+    const Json& exp = member(qc, "export");
+    const Json& group = exp.is_object() && exp.contains("kv_cache_group") ? exp["kv_cache_group"] : member(qc, "kv_cache_group");
     if (!group.is_array() || group.empty()) {
       kv_sink.add("quantization_config.kv_cache_group", "the key/value projections (" + join(kv_modules, ", ") + ")", group.is_null() ? "absent" : group.dump());
     } else {
       // vLLM (quark.py validate_kv_cache_config) needs, per pattern, a
       // layer_quant_config entry whose output_tensors are static FP8 per tensor.
       const Json& want = member(*kv_layout, "config_output_tensors");
-      const Json& elq = field(qc, "layer_quant_config");
+      const Json& elq = member(qc, "layer_quant_config");
       std::vector<std::string> patterns;
       for (const auto& g : group) {
         if (!g.is_string()) continue;
@@ -485,7 +474,7 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
           kv_sink.add("layer_quant_config[\"" + pat + "\"]", "an entry with FP8 output_tensors for the KV-cache group's pattern", "no such entry");
           continue;
         }
-        auto diff = spec_differences("output_tensors", want, field(elq[pat], "output_tensors"));
+        auto diff = spec_differences("output_tensors", want, member(elq[pat], "output_tensors"));
         if (!diff.empty()) kv_sink.add("layer_quant_config[\"" + pat + "\"]", "output_tensors " + want.dump(), join(diff, "; "));
       }
       std::vector<std::string> uncovered;
@@ -516,14 +505,14 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
     std::vector<std::string> diff;
     for (const char* part : {"weight", "input_tensors", "output_tensors"}) {
       if (!want->contains(part)) continue;
-      auto d = spec_differences(part, (*want)[part], field(exported, part));
+      auto d = spec_differences(part, (*want)[part], member(exported, part));
       diff.insert(diff.end(), d.begin(), d.end());
     }
     if (!diff.empty()) c.failures.push_back({subject, scheme, join(diff, "; ")});
   };
   if (qc.is_object()) {
-    compare_config(gs, "quantization_config.global_quant_config", global, field(qc, "global_quant_config"));
-    const Json& elq = field(qc, "layer_quant_config");
+    compare_config(gs, "quantization_config.global_quant_config", global, member(qc, "global_quant_config"));
+    const Json& elq = member(qc, "layer_quant_config");
     for (const auto& [pat, scheme] : overrides.items()) {
       if (!scheme.is_string()) continue;
       if (!elq.is_object() || !elq.contains(pat)) {
@@ -534,7 +523,7 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
       compare_config(lo, "layer_quant_config[\"" + pat + "\"]", scheme.get<std::string>(), elq[pat]);
     }
     // Quark's per-layer-type overrides ({"Linear": ...}): the plan sets none, so any would override its schemes.
-    if (const Json& ltq = field(qc, "layer_type_quant_config"); ltq.is_object() && !ltq.empty()) {
+    if (const Json& ltq = member(qc, "layer_type_quant_config"); ltq.is_object() && !ltq.empty()) {
       ++lo.checked;
       std::string types;
       for (const auto& [k, v] : ltq.items()) types += (types.empty() ? "" : ", ") + k;
@@ -550,7 +539,7 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
   Check mc = make_check("verify.torch.module_configs");
   if (qc.is_object()) {
     FailureSink mc_sink;
-    const Json& elq = field(qc, "layer_quant_config");
+    const Json& elq = member(qc, "layer_quant_config");
     std::map<std::pair<std::string, std::string>, std::string> memo;  // (entry, scheme) -> differences
     for (const auto& planned : planned_schemes) {
       // (Named copies, not a structured binding: clang before 16 cannot capture those in lambdas.)
@@ -563,7 +552,7 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
         continue;
       }
       std::string entry = "global_quant_config";
-      const Json* spec = &field(qc, "global_quant_config");
+      const Json* spec = &member(qc, "global_quant_config");
       if (elq.is_object())
         for (const auto& [pat, v] : elq.items())
           if (::fnmatch(pat.c_str(), name.c_str(), 0) == 0) {
@@ -578,7 +567,7 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
         if (const Json* want = expected_config(scheme)) {
           for (const char* part : {"weight", "input_tensors"}) {
             if (!want->contains(part)) continue;
-            for (const auto& d : spec_differences(part, (*want)[part], field(*spec, part))) diff += (diff.empty() ? "" : "; ") + d;
+            for (const auto& d : spec_differences(part, (*want)[part], member(*spec, part))) diff += (diff.empty() ? "" : "; ") + d;
           }
         }
         it = memo.emplace(key, diff).first;
@@ -619,7 +608,7 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
       }
     const Json& names_map = member(layouts_root, "algo_config_names");
     std::set<std::string> recorded;
-    const Json& ac = field(qc, "algo_config");
+    const Json& ac = member(qc, "algo_config");
     auto take = [&](const Json& entry) {
       if (entry.is_object() && entry.contains("name") && entry["name"].is_string()) recorded.insert(entry["name"].get<std::string>());
     };

@@ -60,7 +60,8 @@ struct Result {
   double size_tolerance = 0;     // the fraction the size check allowed
   std::vector<std::string> notes;  // facts the checks could not use, and why
   bool ok() const;
-  uint64_t failure_count() const;
+  // Broken subjects over every check (a grouped failure counts its subjects).
+  uint64_t broken_count() const;
 };
 
 struct Options {
