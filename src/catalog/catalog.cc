@@ -1,6 +1,7 @@
 #include "catalog/catalog.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -126,6 +127,48 @@ std::vector<std::string> Catalog::onnx_preset_candidates(const std::string& targ
     return row["presets"].get<std::vector<std::string>>();
   }
   return {};
+}
+
+namespace {
+// "Strix Halo", "strix_halo", "STRIX-HALO" -> "strix-halo".
+std::string npu_key(const std::string& name) {
+  std::string k;
+  for (char c : name) k += (c == ' ' || c == '_') ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return k;
+}
+}  // namespace
+
+const Json* Catalog::npu_generation(const std::string& name) const {
+  if (!onnx().contains("npu_generations")) return nullptr;
+  const std::string k = npu_key(name);
+  for (const auto& g : onnx()["npu_generations"]["generations"]) {
+    if (g["name"] == k) return &g;
+    for (const auto& a : g["aliases"])
+      if (npu_key(a.get<std::string>()) == k) return &g;
+  }
+  return nullptr;
+}
+
+bool Catalog::npu_generic_name(const std::string& name) const {
+  if (!onnx().contains("npu_generations")) return false;
+  const std::string k = npu_key(name);
+  for (const auto& a : onnx()["npu_generations"]["generic_names"])
+    if (npu_key(a.get<std::string>()) == k) return true;
+  return false;
+}
+
+const Json* Catalog::npu_group(const Json& generation, const std::string& target, const std::string& preset) const {
+  if (!generation.contains("targets") || !generation["targets"].contains(target)) return nullptr;
+  for (const auto& g : generation["targets"][target]["groups"])
+    for (const auto& p : g["presets"])
+      if (p == preset) return &g;
+  return nullptr;
+}
+
+bool Catalog::preset_allowed_on(const Json& preset, const std::string& target, const Json* generation) const {
+  if (generation && generation->contains("targets") && (*generation)["targets"].contains(target))
+    return npu_group(*generation, target, preset["name"].get<std::string>()) != nullptr;
+  return preset_allowed_on(preset, target);
 }
 
 bool Catalog::preset_allowed_on(const Json& preset, const std::string& target) const {

@@ -38,6 +38,16 @@ class Catalog {
   std::vector<std::string> onnx_preset_candidates(const std::string& target,
                                                   const std::string& architecture) const;
   bool preset_allowed_on(const Json& preset, const std::string& target) const;
+  // A Ryzen AI NPU generation (catalog onnx.json npu_generations) by name or
+  // alias, case and separators ignored; nullptr for an unknown or generic name.
+  const Json* npu_generation(const std::string& name) const;
+  bool npu_generic_name(const std::string& name) const;  // "ryzen-ai", "npu": a Ryzen AI NPU of no known generation
+  // The documented group of `generation` x `target` that lists `preset`
+  // (its scales, source and quote), or nullptr.
+  const Json* npu_group(const Json& generation, const std::string& target, const std::string& preset) const;
+  // On an NPU target of a known generation, the presets Ryzen AI documents
+  // for it; otherwise the target's families (Quark's planning guide's gate).
+  bool preset_allowed_on(const Json& preset, const std::string& target, const Json* generation) const;
 
   // Torch helpers.
   const Json* torch_scheme(const std::string& name) const;  // resolves aliases

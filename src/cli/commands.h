@@ -43,6 +43,7 @@ int run_catalog_command(const CatalogArgs& args);
 
 struct ExplainArgs {
   std::string plan, catalog_dir;
+  std::string python;  // --python FILE: write an ONNX plan's whole runnable script
   bool json = false;
 };
 int run_explain_command(const ExplainArgs& args);

@@ -9,7 +9,9 @@
 #include "cli/guarded.h"
 #include "common/error.h"
 #include "plan/integrity.h"
+#include "common/files.h"
 #include "plan/invocation.h"
+#include "plan/onnx_script.h"
 #include "plan/planner.h"
 #include "ui/decision_table.h"
 #include "ui/estimates_view.h"
@@ -42,6 +44,20 @@ int run_explain_command(const ExplainArgs& a) {
     IntegrityReport check = verified_plan(a.plan, plan, a.catalog_dir);
     Json analysis = check.analysis;
     std::string analysis_note = analysis.is_null() ? "(analysis " + check.analysis_path + " not found: template defaults from the catalog)" : "";
+    if (!a.python.empty()) {
+      // The whole script, written atomically; the table is not printed again.
+      if (plan.value("backend", "") != "onnx")
+        throw InputError(a.plan, "is a Torch plan: --python writes the script of an ONNX plan (a Torch plan's invocation is the shell command `quarkplan explain` prints)");
+      check_output_path(a.python);
+      const Catalog& cat = Catalog::load(a.catalog_dir);
+      write_file_atomic(a.python, onnx_python_script(plan, analysis, cat, a.plan, a.python));
+      if (a.json) {
+        std::fputs(dump_json(Json{{"plan", a.plan}, {"python", a.python}, {"requires_confirmation", plan["requires_confirmation"]}}).c_str(), stdout);
+      } else {
+        std::printf("wrote %s (%s): python3 %s\n", a.python.c_str(), plan["requires_confirmation"].get<bool>() ? "a DRAFT plan: answer its open questions first" : "confirmed plan", a.python.c_str());
+      }
+      return kExitOk;
+    }
     Invocation inv = plan_invocation(plan, analysis, a.catalog_dir);
     Json env = Json::object();
     for (const auto& [k, v] : inv.env) env[k] = v;

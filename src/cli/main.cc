@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   cp->add_flag("--yes", plan.yes, "confirm up front (automation): the plan is written confirmed unless facts are missing");
   cp->add_flag("--insist", plan.insist, "keep choices that break a hard gate, recording a high risk");
   cp->add_option("--target", plan.intake.target, "ONNX deployment target: cpu|cuda|rocm|npu_cnn|npu_transformer");
-  cp->add_option("--hardware", plan.hardware, "accelerator: mi300x mi325x mi355x h100 h200 b200 a100 rtx4090 cpu ryzen-ai ...");
+  cp->add_option("--hardware", plan.hardware, "Torch: the accelerator (mi300x mi325x mi355x h100 h200 b200 a100 rtx4090 cpu ryzen-ai ...); ONNX: the Ryzen AI NPU (phoenix hawk-point strix krackan strix-halo, or ryzen-ai)");
   cp->add_option("--gpus", plan.gpus, "accelerators available (else env_context.json's gpu_count)");
   cp->add_option("--goal", plan.goal, "accuracy|balanced|size|experiment|mixed");
   cp->add_option("--export", plan.export_format, "torch export format: hf|gguf|onnx");
@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   auto* ce = app.add_subcommand("explain", "Show a plan's decision table, risks and the Quark invocation it implies");
   ce->add_option("PLAN", explain.plan, "a quant_plan.json")->required();
   ce->add_flag("--json", explain.json, "print it as JSON");
+  ce->add_option("--python", explain.python, "ONNX plans: write the whole runnable Quark script (config, quantize call, a check of the result) to FILE");
   ce->add_option("--catalog", explain.catalog_dir, "a folder of catalog files that replace the embedded ones");
 
   ReportArgs report;

@@ -71,7 +71,7 @@ void require_values(const PlanArgs& a) {
 // user believes they changed something.
 void check_flags_apply(const PlanArgs& a, const std::string& flow, const std::string& model) {
   static const std::vector<std::string> onnx_only = {"--preset", "--target", "--calib-method", "--data-size", "--install-result"};
-  static const std::vector<std::string> torch_only = {"--scheme", "--kv-cache", "--hardware", "--gpus", "--layer-scheme", "--export", "--num-calib",
+  static const std::vector<std::string> torch_only = {"--scheme", "--kv-cache", "--gpus", "--layer-scheme", "--export", "--num-calib",
                                                       "--seq-len", "--calib-dataset", "--context", "--batch", "--trust-remote-code"};
   std::vector<std::string> wrong;
   for (const auto& f : flow == "onnx" ? torch_only : onnx_only)

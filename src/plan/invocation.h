@@ -13,6 +13,10 @@ struct Invocation {
   std::vector<std::pair<std::string, std::string>> env;  // Torch: variables the command must run with
   std::string text;                 // printable form (shell command or QConfig)
   Json fields;                      // ONNX: QConfig fields as data
+  // ONNX: the pieces of `text`, for the whole script `explain --python` writes:
+  // the import lines, the config statements, and the quantize_model arguments
+  // after the two model paths (", calibration_data_path=..., algorithms=[...]").
+  std::string py_imports, py_config, py_call_extra;
 };
 
 // `analysis` may be null (analysis_ref not found): the template defaults then

@@ -240,6 +240,7 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     // The spec texts first: they add the enums they use to the imports.
     std::string act_text = spec_text(act, names), w_text = spec_text(w, names);
     for (auto& [m, ns] : names.imports) t += "from " + m + " import " + join(std::vector<std::string>(ns.begin(), ns.end())) + "\n";
+    inv.py_imports = t;
     // Where this config differs from Quark's own QConfig of the preset, the reason.
     if (api.contains("note") && api["note"].is_string()) t += "\n# " + api["note"].get<std::string>() + ".";
     t += "\nconfig = QConfig(\n";
@@ -304,6 +305,7 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     for (auto& [k, v] : extra.items()) names.extra_option_keys.insert(k);
     f["legacy"] = {{"get_default_config", plan["preset"]}, {"fields", lf}, {"extra_options_update", extra}, {"algorithms", algo_list}};
     for (auto& [m, ns] : names.imports) t += "from " + m + " import " + join(std::vector<std::string>(ns.begin(), ns.end())) + "\n";
+    inv.py_imports = t;
     t += "\n# " + plan["preset"].get<std::string>() + " stays a legacy preset: " + route_reason + ".\n";
     t += "quant_config = get_default_config(" + plan["preset"].dump() + ")  # a deep copy of the preset\n";
     for (auto& [k, v] : fields) {
@@ -324,6 +326,7 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
       f["legacy"]["algorithms_text"] = at;
     }
   }
+  inv.py_config = t.substr(inv.py_imports.size());
   // Run it.
   t += "\nquantizer = ModelQuantizer(config)\n";
   std::string call = "quantizer.quantize_model(" + Json(model).dump() + ", " + Json(out_model).dump();
@@ -345,6 +348,7 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     names.quantize_model_args.insert("algorithms");
   }
   t += call + ")\n";
+  inv.py_call_extra = call.substr(call.find(Json(out_model).dump()) + Json(out_model).dump().size());
   f["model_input"] = model;
   f["model_output"] = out_model;
   f["names"] = names.json();

@@ -40,7 +40,8 @@ Json onnx_skeleton(const Json& a, const PlanRequest& req) {
                         {"subgraphs_to_exclude", Json::array()},
                         {"extra_options", Json::object()},
                         {"use_external_data_format", false},
-                        {"execution_providers", Json::array({"CPUExecutionProvider"})}};
+                        {"execution_providers", Json::array({"CPUExecutionProvider"})},
+                        {"npu_generation", nullptr}};
   p["evaluation_intent"] = "smoke";
   return p;
 }
@@ -101,7 +102,13 @@ Json decision_table(const Json& plan) {
     rows.push_back(r);
   };
   if (plan.value("backend", "") == "onnx") {
-    for (const char* k : {"backend", "deployment_target", "preset", "calibration.method", "calibration.data_size", "calibration.batch_size",
+    row("backend", "backend");
+    row("deployment_target", "deployment_target");
+    // The NPU generation, where it matters (an NPU target) or was given.
+    if (const Json* g = at_path(plan, "onnx_specific.npu_generation");
+        (g && g->is_string()) || plan.value("deployment_target", Json()) == "npu_cnn" || plan.value("deployment_target", Json()) == "npu_transformer")
+      row("onnx_specific.npu_generation", "onnx_specific.npu_generation");
+    for (const char* k : {"preset", "calibration.method", "calibration.data_size", "calibration.batch_size",
                           "calibration.data_path", "algorithms", "onnx_specific.enable_npu_cnn", "onnx_specific.enable_npu_transformer", "onnx_specific.include_cle",
                           "onnx_specific.op_types_to_quantize", "onnx_specific.use_external_data_format", "onnx_specific.extra_options",
                           "evaluation_intent"})
@@ -209,7 +216,7 @@ void apply_set(PlanRequest& req, const std::string& flow, const std::string& ass
       {"EnableNPUCnn", "onnx_specific.enable_npu_cnn"}, {"use_external_data_format", "onnx_specific.use_external_data_format"},
       {"include_cle", "onnx_specific.include_cle"}, {"op_types_to_quantize", "onnx_specific.op_types_to_quantize"},
       {"nodes_to_exclude", "onnx_specific.nodes_to_exclude"}, {"extra_options", "onnx_specific.extra_options"},
-      {"kv_cache_dtype", "kv_cache_scheme"}, {"quant_algo", "algorithm"}, {"target", "deployment_target"},
+      {"kv_cache_dtype", "kv_cache_scheme"}, {"npu_generation", "onnx_specific.npu_generation"}, {"npu", "onnx_specific.npu_generation"}, {"quant_algo", "algorithm"}, {"target", "deployment_target"},
       {"calib_data", "calibration.data_path"}, {"data_path", "calibration.data_path"}, {"model_export", "export_format"},
       {"export", "export_format"}};
   if (auto it = aliases.find(key); it != aliases.end()) key = it->second;

@@ -9,6 +9,7 @@ const std::vector<Rule>& rule_registry() {
       {"onnx.analysis.complete", "onnx", "A partial analysis makes the plan a draft with the missing facts as questions", onnx_rules::analysis_complete},
       {"onnx.refuse.already_quantized", "onnx", "A model that already holds QDQ or Quark custom ops gets no plan (exit 4)", onnx_rules::refuse_already_quantized},
       {"onnx.target.resolve", "onnx", "Deployment target from --target, the session or the analysis; else an open question", onnx_rules::resolve_target},
+      {"onnx.npu.generation", "onnx", "The Ryzen AI NPU generation (--hardware, env_context.json) gates the NPU targets by what Ryzen AI documents for it; unknown: the guide's gate and an open question", onnx_rules::npu_generation},
       {"onnx.architecture.known", "onnx", "An unknown architecture makes a draft that shows the op histogram and asks the path", onnx_rules::architecture_known},
       {"onnx.preset.choose", "onnx", "Preset from the user, else Quark's planning guide for goal x target x architecture, else the candidates", onnx_rules::choose_preset},
       {"onnx.preset.known", "onnx", "A preset must be a DefaultConfigMapping key (did-you-mean otherwise)", onnx_rules::preset_known},
@@ -165,7 +166,7 @@ const std::vector<std::string>& onnx_decision_keys() {
       "onnx_specific.enable_npu_cnn", "onnx_specific.enable_npu_transformer", "onnx_specific.include_cle",
       "onnx_specific.op_types_to_quantize", "onnx_specific.nodes_to_quantize", "onnx_specific.nodes_to_exclude",
       "onnx_specific.subgraphs_to_exclude", "onnx_specific.use_external_data_format", "onnx_specific.extra_options",
-      "onnx_specific.execution_providers", "evaluation_intent"};
+      "onnx_specific.execution_providers", "onnx_specific.npu_generation", "evaluation_intent"};
   return keys;
 }
 

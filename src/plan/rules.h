@@ -39,6 +39,10 @@ namespace onnx_rules {
 void analysis_complete(PlanState&);
 void refuse_already_quantized(PlanState&);
 void resolve_target(PlanState&);
+void npu_generation(PlanState&);
+// The NPU generation asked for (--hardware, a table edit, env_context.json),
+// as typed; "" when none. `source` says where it came from.
+std::string npu_generation_name(const PlanState&, std::string* source);
 void architecture_known(PlanState&);
 void choose_preset(PlanState&);
 void preset_known(PlanState&);

@@ -101,6 +101,6 @@ TEST(Catalog, CitesNoInternalReferenceFiles) {
   std::string all = r.out;
   for (const auto& [name, data] : quarkplan::embedded::all())
     if (name.rfind("catalog/", 0) == 0 || name.rfind("schemas/", 0) == 0 || name.rfind("docs/", 0) == 0) all += std::string(data);
-  for (const char* internal : {"peers.md", "reference/", "quark_contracts.md", "quark_library.md", "quark_cli_facts.json"})
+  for (const char* internal : {"peers.md", "shared/reference", "reference/seeds", "quark_contracts.md", "quark_library.md", "quark_cli_facts.json"})
     EXPECT_EQ(all.find(internal), std::string::npos) << "cites " << internal << ": ..." << all.substr(all.find(internal) > 80 ? all.find(internal) - 80 : 0, 200);
 }

@@ -143,5 +143,23 @@ TEST(OnnxDecisionGuide, EveryRow) {
   EXPECT_EQ(onnx_plan(cnn, "cpu", "size")["preset"], "A8W8");                      // CPU smallest
   EXPECT_EQ(onnx_plan(tr, "npu_transformer", "balanced")["preset"], "INT8_TRANSFORMER_DEFAULT");
   EXPECT_EQ(onnx_plan(tr, "npu_transformer", "accuracy")["preset"], "INT16_TRANSFORMER_DEFAULT");
-  EXPECT_EQ(onnx_plan(tr, "cuda", "size")["preset"], "BFP16");                     // CUDA/ROCm throughput
+  // CUDA/ROCm smallest: the guide's BFP16/MXFP4 keep the float weights in the
+  // file, so quarkplan's recorded deviation picks integer weights and names them.
+  Json small = onnx_plan(tr, "cuda", "size");
+  EXPECT_EQ(small["preset"], "MATMUL_NBITS");
+  EXPECT_NE(small["reasons"]["preset"].get<std::string>().find("Quark's planning guide's choice: BFP16, MXFP4E2M1"), std::string::npos) << small["reasons"]["preset"];
+  EXPECT_EQ(onnx_plan(tr, "rocm", "size")["preset"], "A8W8");
+  EXPECT_EQ(onnx_plan(cnn, "cuda", "size")["preset"], "A8W8");
+  // No goal picks a format that keeps float weights as "smallest", on any target.
+  const auto& cat = quarkplan::Catalog::load();
+  for (const char* t : {"cpu", "cuda", "rocm", "npu_cnn", "npu_transformer"})
+    for (const Json* a : {&cnn, &tr}) {
+      Json p = onnx_plan(*a, t, "size");
+      if (!p["preset"].is_string()) continue;
+      const Json* pj = cat.onnx_preset(p["preset"]);
+      ASSERT_TRUE(pj);
+      const Json& types = cat.onnx()["qdq_layout"]["types"];
+      const std::string w = (*pj)["weight_type"].is_string() ? (*pj)["weight_type"].get<std::string>() : "";
+      EXPECT_FALSE(types.contains(w) && types[w].value("keeps_float_weights", false)) << t << ": " << p["preset"];
+    }
 }

@@ -54,6 +54,7 @@ std::vector<Scenario> onnx_target_preset_scenarios();
 std::vector<Scenario> onnx_calibration_scenarios();
 std::vector<Scenario> onnx_algorithm_scenarios();
 std::vector<Scenario> onnx_npu_scenarios();
+std::vector<Scenario> onnx_npu_generation_scenarios();
 std::vector<Scenario> onnx_option_scenarios();
 std::vector<Scenario> onnx_estimate_scenarios();
 std::vector<Scenario> torch_source_scenarios();

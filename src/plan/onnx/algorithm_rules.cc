@@ -127,11 +127,11 @@ void algorithm_exclusive(PlanState& s) {
   std::string t = target(s), twin;
   // The same preset with the other suffix first (A8W8_ADAROUND -> A8W8_ADAQUANT), else a preset of the same types.
   std::string named = name.substr(0, name.rfind('_')) + (other == "AdaRound" ? "_ADAROUND" : "_ADAQUANT");
-  if (const Json* q = s.cat.onnx_preset(named); q && (*q)["fast_finetune"] == other && (t.empty() || s.cat.preset_allowed_on(*q, t))) twin = named;
+  if (const Json* q = s.cat.onnx_preset(named); q && (*q)["fast_finetune"] == other && (t.empty() || s.cat.preset_allowed_on(*q, t, detail::generation(s)))) twin = named;
   for (const auto& q : s.cat.onnx()["presets"]) {
     if (!twin.empty()) break;
     if (q["fast_finetune"] == other && q["family"] == (*p)["family"] && q["activation_type"] == (*p)["activation_type"] &&
-        q["weight_type"] == (*p)["weight_type"] && (t.empty() || s.cat.preset_allowed_on(q, t)))
+        q["weight_type"] == (*p)["weight_type"] && (t.empty() || s.cat.preset_allowed_on(q, t, detail::generation(s))))
       twin = q["name"];
   }
   s.conflict("onnx.algorithms.exclusive", "algorithms",

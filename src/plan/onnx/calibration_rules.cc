@@ -17,6 +17,7 @@ namespace quarkplan::onnx_rules {
 
 using detail::onnx_facts;
 using detail::target;
+using detail::generation;
 using detail::plan_arch;
 using detail::preset;
 using detail::family;
@@ -39,7 +40,13 @@ void calibration_method(PlanState& s) {
   }
   std::string t = target(s);
   const Json* p = preset(s);
-  if (t == "npu_cnn") {
+  // Power-of-two calibration for a preset that runs with power-of-two scales
+  // on the NPU; any other preset keeps its own calibration (a preset the NPU
+  // does not run is the gate's conflict, never a silent change of method).
+  const Json* g = generation(s);
+  const Json* grp = g && p ? s.cat.npu_group(*g, t, (*p)["name"].get<std::string>()) : nullptr;
+  const bool pof2_preset = p && ((*p)["power_of_two"].get<bool>() || (grp ? grp->value("scales", "") == "power_of_two" : false));
+  if (t == "npu_cnn" && (!p || pof2_preset)) {
     cal["method"] = "PowerOfTwo_MinMSE";
     s.reason("calibration.method", "onnx.calibration.method", "NPU CNN needs power-of-two scales; MinMSE is usually better than NonOverflow");
   } else if (p) {

@@ -19,6 +19,7 @@ using detail::onnx_facts;
 using detail::target;
 using detail::preset;
 using detail::spec;
+using detail::generation;
 
 void npu_flags_tied(PlanState& s) {
   std::string t = target(s);
@@ -37,6 +38,17 @@ void npu_flags_tied(PlanState& s) {
   const bool preset_disables_cnn = pj && cnn && (*pj)["quark_api"].contains("extra_options") &&
                                    (*pj)["quark_api"]["extra_options"].value("EnableNPUCnn", true) == false;
   if (preset_disables_cnn) cnn = false;
+  // A format the generation runs with float scales (A8W8, A16W8) or in BF16
+  // keeps Quark's NPU CNN mode off: that mode is XINT8's (per-tensor,
+  // symmetric INT8 weights, power-of-two: quantizers/npu_cnn_quantizer.py),
+  // and the preset's own config has it off.
+  const Json* g = generation(s);
+  const Json* grp = g && pj && (t == "npu_cnn" || t == "npu_transformer") ? s.cat.npu_group(*g, t, (*pj)["name"].get<std::string>()) : nullptr;
+  const bool float_scales = grp && grp->value("scales", "") != "power_of_two";
+  if (float_scales) {
+    cnn = (*pj)["enable_npu_cnn"].get<bool>();
+    tr = (*pj)["enable_npu_transformer"].get<bool>();
+  }
   for (auto [key, want] : {std::pair<const char*, bool>{"onnx_specific.enable_npu_cnn", cnn}, {"onnx_specific.enable_npu_transformer", tr}}) {
     if (const Json* c = s.choice(key); c && c->is_boolean() && c->get<bool>() != want)
       s.conflict("onnx.npu.flags_tied", key, std::string(key) + " must equal (deployment_target == " + (cnn || std::string(key).find("cnn") != std::string::npos ? "npu_cnn" : "npu_transformer") + ").",
@@ -46,6 +58,9 @@ void npu_flags_tied(PlanState& s) {
   spec(s)["enable_npu_transformer"] = tr;
   s.reason("onnx_specific.enable_npu_cnn", "onnx.npu.flags_tied",
            preset_disables_cnn ? (*pj)["name"].get<std::string>() + " turns NPU CNN mode off (its Quark config sets EnableNPUCnn False: it targets the VAIML compiler)"
+           : float_scales ? (*pj)["name"].get<std::string>() + " runs on the " + (*g)["label"].get<std::string>() + " NPU " +
+                                (grp->value("scales", "") == "bf16" ? "in BF16" : "with float scales") +
+                                ": Quark's NPU CNN mode (power-of-two XINT8 only) stays off, as in the preset's own config"
            : cnn ? (t == "npu_cnn" ? "Target is npu_cnn" : "The NPU CNN model, run on " + (t == "cpu" ? std::string("the CPU") : t) + " to check its accuracy")
                  : "Tied to the target: only npu_cnn");
   s.reason("onnx_specific.enable_npu_transformer", "onnx.npu.flags_tied",
@@ -53,8 +68,22 @@ void npu_flags_tied(PlanState& s) {
               : "Tied to the target: only npu_transformer");
 }
 
+// The documented group of the plan's generation that runs the preset with
+// float scales or in BF16, or nullptr (power-of-two, or the guide's gate).
+static const Json* float_scale_group(const PlanState& s) {
+  const Json* g = generation(s);
+  const Json* p = preset(s);
+  if (!g || !p) return nullptr;
+  const Json* grp = s.cat.npu_group(*g, target(s), (*p)["name"].get<std::string>());
+  return grp && grp->value("scales", "") != "power_of_two" ? grp : nullptr;
+}
+
 void npu_cnn_pof2(PlanState& s) {
   if (target(s) != "npu_cnn" || !s.plan["calibration"]["method"].is_string()) return;
+  if (float_scale_group(s)) return;  // the generation runs this preset with float scales
+  // A preset the NPU does not run at all is the target gate's conflict; its
+  // calibration is then the preset's own, as chosen, not a second conflict.
+  if (const Json* p = preset(s); p && !s.cat.preset_allowed_on(*p, "npu_cnn", generation(s))) return;
   std::string m = s.plan["calibration"]["method"];
   const Json* mj = s.cat.onnx_calibration(m);
   if (mj && (*mj)["power_of_two"].get<bool>()) return;
@@ -74,6 +103,7 @@ void xint8_pof2(PlanState& s) {
 
 void npu_cnn_nhwc(PlanState& s) {
   if (target(s) != "npu_cnn") return;
+  if (const Json* grp = float_scale_group(s); grp && !grp->value("convert_nchw_to_nhwc", true)) return;
   Json& extra = spec(s)["extra_options"];
   if (onnx_facts(s)["input_layout_guess"] != "NCHW") return;
   // Quark's convert_nchw_to_nhwc skips a 4-D input whose C, H or W is not an

@@ -3,6 +3,7 @@
 #pragma once
 #include <string>
 
+#include "catalog/catalog.h"
 #include "common/json.h"
 #include "plan/plan_state.h"
 
@@ -27,5 +28,10 @@ inline std::string family(const PlanState& s) {
   return p ? (*p)["family"].get<std::string>() : "";
 }
 inline Json& spec(PlanState& s) { return s.plan["onnx_specific"]; }
+// The Ryzen AI NPU generation the plan is for (onnx.npu.generation), or nullptr.
+inline const Json* generation(const PlanState& s) {
+  const Json& g = s.plan["onnx_specific"].value("npu_generation", Json());
+  return g.is_string() ? s.cat.npu_generation(g.get<std::string>()) : nullptr;
+}
 
 }  // namespace quarkplan::onnx_rules::detail

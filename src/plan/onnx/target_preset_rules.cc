@@ -17,6 +17,7 @@ namespace quarkplan::onnx_rules {
 
 using detail::onnx_facts;
 using detail::target;
+using detail::generation;
 using detail::arch;
 using detail::plan_arch;
 using detail::preset;
@@ -78,6 +79,17 @@ void resolve_target(PlanState& s) {
     t = *c;
     source = "your choice";
   }
+  // An NPU named with --hardware (or by env_context.json) and no target: the
+  // NPU target of the model's kind.
+  if (t.empty()) {
+    std::string gsource;
+    const std::string g = npu_generation_name(s, &gsource);
+    const std::string a = plan_arch(s);
+    if (!g.empty() && (s.cat.npu_generation(g) || s.cat.npu_generic_name(g)) && (a == "cnn" || a == "transformer")) {
+      t = a == "cnn" ? "npu_cnn" : "npu_transformer";
+      source = gsource + ", for a " + a + " model";
+    }
+  }
   if (t.empty()) {
     s.plan["deployment_target"] = nullptr;
     s.question("Which deployment target? (cpu | cuda | rocm | npu_cnn | npu_transformer) It decides the preset gates.");
@@ -133,7 +145,7 @@ std::string covering_alternative(const PlanState& s, const std::string& t, bool 
     for (const auto& n : s.cat.onnx_preset_names()) names.push_back(n);
     for (const auto& n : names) {
       const Json* pj = s.cat.onnx_preset(n);
-      if (!pj || !s.cat.preset_allowed_on(*pj, tt) || (*pj)["needs_custom_ops"].get<bool>()) continue;
+      if (!pj || !s.cat.preset_allowed_on(*pj, tt, generation(s)) || (*pj)["needs_custom_ops"].get<bool>()) continue;
       if (quantized_share(s, *pj, subgraphs_on) >= min_share(s)) return tt == t ? (as_flag ? "--preset " : "") + n : "--target " + tt + " with " + n;
     }
   }
@@ -165,8 +177,27 @@ void choose_preset(PlanState& s) {
     return;
   }
   std::string model = a == "mlp" ? std::string("an MLP") : "a " + a + " model";
+  // --goal size wants a smaller file: a format that keeps the float weights
+  // behind a quantize-dequantize (catalog qdq_layout keeps_float_weights: BF16,
+  // FP16, BFP, MX) is never "smallest", whatever the guide's row says; the
+  // guide's choice is named as the alternative.
+  std::vector<std::string> float_keeping;
+  auto keeps_float = [&](const Json& pj) {
+    const Json& types = s.cat.onnx()["qdq_layout"]["types"];
+    return pj["weight_type"].is_string() && types.contains(pj["weight_type"].get<std::string>()) &&
+           types[pj["weight_type"].get<std::string>()].value("keeps_float_weights", false);
+  };
   auto usable = [&](const Json& pj) {
-    return s.cat.preset_allowed_on(pj, t) && !((pj)["needs_custom_ops"].get<bool>() && s.req.custom_ops_compile_ok == false);
+    if (goal == "size" && keeps_float(pj)) {
+      if (std::find(float_keeping.begin(), float_keeping.end(), pj["name"].get<std::string>()) == float_keeping.end()) float_keeping.push_back(pj["name"]);
+      return false;
+    }
+    return s.cat.preset_allowed_on(pj, t, generation(s)) && !((pj)["needs_custom_ops"].get<bool>() && s.req.custom_ops_compile_ok == false);
+  };
+  auto size_note = [&]() -> std::string {
+    if (float_keeping.empty()) return "";
+    return "; not " + join(float_keeping) + (float_keeping.size() == 1 ? ", which keeps" : ", which keep") +
+           " the float weights in the file (quantize-dequantize: an accuracy simulation, no smaller)";
   };
   // First a preset that quantizes a real share of the weights, else one that
   // quantizes anything (the coverage rule then names the share).
@@ -176,6 +207,24 @@ void choose_preset(PlanState& s) {
       if (want_share) return quantized_share(s, pj, false) >= min_share(s);
       return preset_weights(s.analysis, s.cat, pj).touches_anything();
     };
+    // A known NPU generation: what Ryzen AI documents for it, per goal
+    // (catalog npu_generations ... choose), first preset that fits.
+    if (const Json* g = generation(s); g && (*g)["targets"].contains(t) && (*g)["targets"][t].contains("choose")) {
+      const Json& ch = (*g)["targets"][t]["choose"];
+      const Json& row = ch.contains(goal) ? ch[goal] : ch.value("balanced", Json::object());
+      for (const auto& p : row.value("presets", Json::array())) {
+        const Json* pj = s.cat.onnx_preset(p);
+        if (!pj || !fits(*pj)) continue;
+        s.plan["preset"] = p;
+        std::vector<std::string> alts;
+        for (const auto& q : row["presets"])
+          if (q != p) alts.push_back(q);
+        s.reason("preset", "onnx.preset.choose",
+                 "The " + (*g)["label"].get<std::string>() + " NPU, goal " + goal + ": " + row.value("why", std::string()) +
+                     (alts.empty() ? "" : "; alternative: " + join(alts)));
+        return;
+      }
+    }
     // Quark's planning guide row for goal x target x architecture, first preset that fits.
     for (const auto& row : s.cat.onnx()["decision_guide"]) {
       if (row["goal"] != goal) continue;
@@ -188,8 +237,17 @@ void choose_preset(PlanState& s) {
         std::vector<std::string> alts;
         for (const auto& q : row["presets"])
           if (q != p) alts.push_back(q);
+        // A row quarkplan adds where the guide's own choice fails a hardware
+        // or runtime fact (catalog: deviation): the guide's choice is the alternative.
+        if (row.contains("deviation")) {
+          const Json& d = row["deviation"];
+          s.reason("preset", "onnx.preset.choose",
+                   "\"" + row["intent"].get<std::string>() + "\", for " + model + ": " + d["why"].get<std::string>() + (alts.empty() ? "" : "; alternative: " + join(alts)) +
+                       "; Quark's planning guide's choice: " + join(string_list(d["guide_presets"])));
+          return;
+        }
         s.reason("preset", "onnx.preset.choose",
-                 "Quark's planning guide: \"" + row["intent"].get<std::string>() + "\", for " + model + (alts.empty() ? "" : "; alternative: " + join(alts)));
+                 "Quark's planning guide: \"" + row["intent"].get<std::string>() + "\", for " + model + (alts.empty() ? "" : "; alternative: " + join(alts)) + size_note());
         return;
       }
     }
@@ -198,14 +256,14 @@ void choose_preset(PlanState& s) {
     for (const auto& p : cands) {
       const Json* pj = s.cat.onnx_preset(p);
       if (!pj || !fits(*pj)) {
-        skipped.push_back(p);
+        if (std::find(float_keeping.begin(), float_keeping.end(), p) == float_keeping.end()) skipped.push_back(p);
         continue;
       }
       s.plan["preset"] = p;
       s.reason("preset", "onnx.preset.choose",
                p + ": no row of Quark's planning guide covers goal " + goal + " on " + t + " for " + model + ", so the first of " + t +
                    "'s candidates (" + join(cands) + ")" + (skipped.empty() ? "" : " that " + std::string(want_share ? "quantizes most of" : "quantizes") +
-                   " this model's weights (" + join(skipped) + " do not)"));
+                   " this model's weights (" + join(skipped) + " do not)") + size_note());
       return;
     }
   }
@@ -213,7 +271,7 @@ void choose_preset(PlanState& s) {
   // op-type check below explains the conflict and its way out.
   for (const auto& p : s.cat.onnx_preset_candidates(t, a)) {
     const Json* pj = s.cat.onnx_preset(p);
-    if (!pj || !s.cat.preset_allowed_on(*pj, t)) continue;
+    if (!pj || !s.cat.preset_allowed_on(*pj, t, generation(s))) continue;
     s.plan["preset"] = p;
     s.reason("preset", "onnx.preset.choose", p + ": the first preset for " + t + ", although none quantizes this model's ops (see the conflict)");
     return;
@@ -236,10 +294,36 @@ void target_gate(PlanState& s) {
   const Json* p = preset(s);
   std::string t = target(s);
   if (!p || t.empty()) return;
-  if (s.cat.preset_allowed_on(*p, t)) return;
+  const Json* g = generation(s);
+  if (s.cat.preset_allowed_on(*p, t, g)) {
+    // What the generation's documentation adds about this format (a BF16 model
+    // the Vitis AI EP compiles itself, a preset only an older release offered).
+    if (const Json* grp = g ? s.cat.npu_group(*g, t, (*p)["name"].get<std::string>()) : nullptr; grp && grp->contains("note"))
+      s.risk("onnx.npu.generation", "medium", (*grp)["note"].get<std::string>() + ".", "Ryzen AI's documentation: " + (*grp)["source"].get<std::string>());
+    return;
+  }
   const Json& tj = *s.cat.onnx_target(t);
   std::string name = (*p)["name"];
   std::string why;
+  if (g && (*g)["targets"].contains(t)) {
+    // What Ryzen AI documents for this generation, and the first of it that fits.
+    std::vector<std::string> documented;
+    for (const auto& grp : (*g)["targets"][t]["groups"])
+      for (const auto& q : grp["presets"]) documented.push_back(q);
+    std::string alt;
+    for (const auto& q : documented)
+      if (const Json* qj = s.cat.onnx_preset(q); qj && quantized_share(s, *qj, false) >= min_share(s)) {
+        alt = q;
+        break;
+      }
+    if (alt.empty() && !documented.empty()) alt = documented.front();
+    const Json& tg = (*g)["targets"][t];
+    s.conflict("onnx.target.gate", "preset",
+               "Preset " + name + " is not documented for the " + (*g)["label"].get<std::string>() + " NPU (" + t + "): Ryzen AI documents " +
+                   join(documented) + " there" + (tg.contains("why") ? " (" + tg["why"].get<std::string>() + ")" : "") + ".",
+               alt.empty() ? "--target cpu" : alt);
+    return;
+  }
   if (t == "npu_cnn" && name == "A8W8") why = "A8W8 uses non-PoF2 scales which the AMD NPU CNN runtime rejects. ";
   else if ((*p)["enable_npu_cnn"].get<bool>()) why = name + " sets enable_npu_cnn, which is tied to the npu_cnn target. ";
   else if ((*p)["enable_npu_transformer"].get<bool>()) why = name + " sets enable_npu_transformer, which is tied to the npu_transformer target. ";
@@ -339,7 +423,7 @@ std::pair<std::string, std::string> fitting_alternative(const PlanState& s, cons
     for (const auto& n : s.cat.onnx_preset_names()) names.push_back(n);
     for (const auto& n : names) {
       const Json* pj = s.cat.onnx_preset(n);
-      if (!pj || !s.cat.preset_allowed_on(*pj, tt) || (*pj)["needs_custom_ops"].get<bool>()) continue;
+      if (!pj || !s.cat.preset_allowed_on(*pj, tt, generation(s)) || (*pj)["needs_custom_ops"].get<bool>()) continue;
       if (preset_weights(s.analysis, s.cat, *pj).touches_anything()) return {tt, n};
     }
   }
