@@ -11,6 +11,7 @@
 
 #include "catalog/catalog.h"
 #include "common/strings.h"
+#include "plan/fix_shapes.h"
 #include "plan/invocation.h"
 
 namespace quarkplan {
@@ -82,10 +83,21 @@ std::string onnx_python_script(const Json& plan, const Json& analysis, const Cat
   const Json& calib = plan["calibration"];
   const bool has_set = calib.contains("data_path") && calib["data_path"].is_string();
   const bool reader_needed = inv.py_call_extra.find("calibration_data_reader=data_reader") != std::string::npos;
-  const bool flat = calib.value("data_layout", "") != "per_input";
+  // The set's layout as the plan's check found it; else flat only for a one-input model (Quark's PathDataReader).
+  const size_t n_inputs = analysis.is_object() && analysis.contains("model") ? analysis["model"]["onnx_specific"].value("inputs", Json::array()).size() : 1;
+  const bool flat = calib.contains("data_layout") ? calib["data_layout"] == "flat" : n_inputs <= 1;
   const bool custom_ops = pj && (*pj).value("needs_custom_ops", false);
   const bool npu = target == "npu_cnn" || target == "npu_transformer";
   const std::string script = std::filesystem::path(script_path).filename().string();
+  // Inputs Quark's ConvertNCHWToNHWC turns to NHWC: the calibration samples
+  // stay NCHW (Quark reads them for the float model), the quantized model takes NHWC.
+  std::vector<std::string> nhwc_inputs;
+  if (plan["onnx_specific"]["extra_options"].value("ConvertNCHWToNHWC", false) == true && analysis.is_object() && analysis.contains("model")) {
+    const Json& facts = analysis["model"]["onnx_specific"];
+    std::vector<ShapeSlot> before = fix_shapes_slots(facts, false), after = fix_shapes_slots(facts, true);
+    for (size_t i = 0; i < before.size() && i < after.size(); ++i)
+      if (!before[i].output && before[i].dims != after[i].dims) nhwc_inputs.push_back(before[i].name);
+  }
 
   std::string s;
   s += "#!/usr/bin/env python3\n";
@@ -131,10 +143,16 @@ std::string onnx_python_script(const Json& plan, const Json& analysis, const Cat
   s += "\nNUMPY_TYPES = {\"tensor(float)\": np.float32, \"tensor(float16)\": np.float16, \"tensor(double)\": np.float64,\n"
        "               \"tensor(int64)\": np.int64, \"tensor(int32)\": np.int32, \"tensor(int8)\": np.int8,\n"
        "               \"tensor(uint8)\": np.uint8, \"tensor(bool)\": np.bool_}\n";
+  if (!nhwc_inputs.empty())
+    s += "# Inputs ConvertNCHWToNHWC makes NHWC in the quantized model (the calibration samples stay NCHW).\nNHWC_INPUTS = " + py_list(nhwc_inputs) + "\n";
   s += "\n\ndef sample_files(folder):\n    return sorted(f for f in os.listdir(folder) if f.endswith(\".npy\"))\n";
-  s += "\n\ndef shaped(array, shape, dtype):\n"
-       "    \"\"\"One sample as the session takes it: batch dimension added, dtype cast.\"\"\"\n"
+  s += "\n\ndef shaped(array, shape, dtype, nhwc=False):\n"
+       "    \"\"\"One sample as the session takes it: batch dimension added, dtype cast (NCHW to NHWC where the model was converted).\"\"\"\n"
        "    array = array.astype(dtype)\n"
+       "    if nhwc and array.ndim == 3:\n"
+       "        array = np.expand_dims(array, 0)\n"
+       "    if nhwc and array.ndim == 4:\n"
+       "        return array.transpose(0, 2, 3, 1)\n"
        "    if array.ndim == len(shape) - 1:\n"
        "        array = np.expand_dims(array, 0)\n"
        "    elif array.ndim == 1 and len(shape) > 1:\n"
@@ -163,13 +181,12 @@ std::string onnx_python_script(const Json& plan, const Json& analysis, const Cat
   s += "\n\ndef first_sample(name, shape, dtype):\n";
   if (has_set) {
     s += "    folder = CALIBRATION_DATA if CALIBRATION_FLAT else os.path.join(CALIBRATION_DATA, name)\n"
-         "    return shaped(np.load(os.path.join(folder, sample_files(folder)[0])), shape, dtype)\n";
+         "    return shaped(np.load(os.path.join(folder, sample_files(folder)[0])), shape, dtype" +
+         std::string(nhwc_inputs.empty() ? "" : ", name in NHWC_INPUTS") + ")\n";
   } else if (reader_needed) {
-    s += "    reader = FolderReader(CALIBRATION_DATA, [(name, shape, dtype)])\n"
-         "    if reader.flat:\n"
-         "        return reader.get_next()[name]\n"
-         "    folder = os.path.join(CALIBRATION_DATA, name)\n"
-         "    return shaped(np.load(os.path.join(folder, sample_files(folder)[0])), shape, dtype)\n";
+    s += "    folder = CALIBRATION_DATA if sample_files(CALIBRATION_DATA) else os.path.join(CALIBRATION_DATA, name)\n"
+         "    return shaped(np.load(os.path.join(folder, sample_files(folder)[0])), shape, dtype" +
+         std::string(nhwc_inputs.empty() ? "" : ", name in NHWC_INPUTS") + ")\n";
   } else {
     s += "    return np.zeros([d if isinstance(d, int) and d > 0 else 1 for d in shape], dtype=dtype)\n";
   }
@@ -195,6 +212,7 @@ std::string onnx_python_script(const Json& plan, const Json& analysis, const Cat
     std::string device = target == "cuda" ? "\"CUDA\"" : target == "rocm" ? "\"ROCM\"" : "";
     s += "    options.register_custom_ops_library(get_library_path(" + device + "))  # Quark's custom Q/DQ ops run only with its library\n";
   }
+  s += "    model = MODEL_OUTPUT\n";
   s += "    providers, provider_options = " + py_list(providers) + ", None\n";
   if (npu) {
     // The Vitis AI EP's options for the plan's NPU generation (catalog
@@ -207,10 +225,14 @@ std::string onnx_python_script(const Json& plan, const Json& analysis, const Cat
     if (gen && (*gen).contains("vitisai_provider_options")) vai = (*gen)["vitisai_provider_options"].value(bf16 ? "bf16" : "int8", Json::object());
     s += "    if npu:\n";
     if (!gen) s += "        # No NPU generation in the plan: Phoenix/Hawk Point need {\"target\": \"X1\", \"xclbin\": ...} (Ryzen AI's modelrun page).\n";
-    else if (bf16) s += "        # BF16 on the NPU: the Vitis AI EP compiles the FP32 model itself; use the config_file the model was precompiled with.\n";
+    if (bf16) {
+      s += "        # BF16 on the NPU: the Vitis AI EP compiles the FP32 model to BF16 itself (Ryzen AI 1.6+);\n"
+           "        # Quark's BF16 model above checks that accuracy on the CPU.\n";
+      s += "        model = MODEL_INPUT\n";
+    }
     s += "        providers, provider_options = [\"VitisAIExecutionProvider\"], [" + provider_options_text(vai) + "]\n";
   }
-  s += "    session = ort.InferenceSession(MODEL_OUTPUT, sess_options=options, providers=providers, provider_options=provider_options)\n";
+  s += "    session = ort.InferenceSession(model, sess_options=options, providers=providers, provider_options=provider_options)\n";
   s += "    feeds = {i.name: first_sample(i.name, i.shape, NUMPY_TYPES.get(i.type, np.float32)) for i in session.get_inputs()}\n";
   s += "    outputs = session.run(None, feeds)\n";
   s += "    for i, value in enumerate(outputs):\n";
