@@ -69,8 +69,11 @@ GraphFacts analyze_graph(const Facts& f, const std::map<std::string, std::vector
         if (idx < 0 || static_cast<size_t>(idx) >= n.inputs.size()) continue;
         long c = const_of(n.inputs[static_cast<size_t>(idx)], static_cast<long>(i));
         if (c < 0) continue;
-        weighted = true;
         const ConstTensor& t = f.constants[static_cast<size_t>(c)];
+        // Only a float tensor is a weight Quark quantizes: a Gather over an
+        // int64 constant (a shape table) is not an embedding.
+        if (t.dtype != 1 && t.dtype != 10 && t.dtype != 11 && t.dtype != 16) continue;
+        weighted = true;
         two_d = two_d || t.rank == 2;
         params += t.numel;
         stored_bits += t.numel * dtype_bits(t.dtype);

@@ -462,7 +462,9 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
                          {"weight_params_2d", w.weight_params_2d},
                          {"weight_params", w.weight_params},
                          {"weight_params_in_subgraphs", w.weight_params_in_subgraphs}};
-    if (op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul") quantizable_params += w.weight_params;
+    // The op types Quark's static QDQ registries quantize (catalog preset_op_sets.static).
+    const Json& static_ops = cat.onnx()["preset_op_sets"]["static"]["ops"];
+    if (std::find(static_ops.begin(), static_ops.end(), op) != static_ops.end()) quantizable_params += w.weight_params;
   }
 
   Json stats;

@@ -78,6 +78,7 @@ void op_types_present(PlanState&);
 void recurrent_risk(PlanState&);
 void outlier_percentile(PlanState&);
 void layerwise_percentile(PlanState&);
+void moving_average(PlanState&);
 void exclude_outlier_layers(PlanState&);
 }  // namespace onnx_rules
 

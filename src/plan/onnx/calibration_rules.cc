@@ -290,4 +290,32 @@ void evaluation_intent(PlanState& s) {
   s.reason("evaluation_intent", "onnx.evaluation_intent", "smoke: a quick check against the float model");
 }
 
+// CalibMovingAverage averages per-batch min/max: Quark documents it for MinMax
+// and says "In PowerOfTwoMethod calibration method, this should be set to
+// False" (docs/source/onnx/appendix_full_quant_config_features.rst@1d27b558);
+// its calibrators pass it only to MinMax and PowerOfTwo NonOverflow
+// (calibration/calibrators.py _CALIB_METHOD_DEFAULTS, amd-quark 0.13).
+void moving_average(PlanState& s) {
+  const Json* p = preset(s);
+  const Json& m = s.plan["calibration"]["method"];
+  if (!p || !m.is_string()) return;
+  Json extra = (*p)["extra_options"];
+  for (auto& [k, v] : spec(s)["extra_options"].items()) extra[k] = v;
+  if (!extra.value("CalibMovingAverage", false)) return;
+  const std::string method = m.get<std::string>();
+  const Json* cm = s.cat.onnx_calibration(method);
+  const bool users = s.choice("onnx_specific.extra_options.CalibMovingAverage") != nullptr;
+  const std::string whose = users ? "Your CalibMovingAverage" : "CalibMovingAverage (from " + (*p)["name"].get<std::string>() + ")";
+  if (cm && (*cm)["power_of_two"].get<bool>()) {
+    const std::string msg = whose + " with " + method + ": Quark's documentation says \"In PowerOfTwoMethod calibration method, this should be set to False\" (a moving average of min/max under power-of-two rounding).";
+    if (users) s.conflict("onnx.calibration.moving_average", "onnx_specific.extra_options.CalibMovingAverage", msg, "onnx_specific.extra_options.CalibMovingAverage=false");
+    else s.risk("onnx.calibration.moving_average", "high", msg, "Set onnx_specific.extra_options.CalibMovingAverage=false, or calibrate with MinMax.");
+    return;
+  }
+  if (method != "MinMax")
+    s.risk("onnx.calibration.moving_average", "low",
+           whose + " has no effect with " + method + ": Quark passes it only to MinMax and PowerOfTwo NonOverflow calibration.",
+           "Remove it, or calibrate with MinMax if the moving average is what you want.");
+}
+
 }  // namespace quarkplan::onnx_rules

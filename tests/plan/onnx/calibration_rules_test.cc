@@ -18,6 +18,31 @@ namespace qp_test::rule_scenarios {
 
 std::vector<Scenario> onnx_calibration_scenarios() {
   return {
+      {"onnx.calibration.moving_average", [] {
+         // Yours, with power-of-two calibration: refused with the switch-off as the alternative.
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "npu_cnn";
+           r.choices["onnx_specific.extra_options.CalibMovingAverage"] = true;
+         });
+         ASSERT_EQ(o.status, PlanStatus::kConflict);
+         EXPECT_EQ(o.conflicts[0].rule, "onnx.calibration.moving_average");
+         EXPECT_EQ(o.conflicts[0].alternative, "onnx_specific.extra_options.CalibMovingAverage=false");
+         // The preset's own (INT8_TRANSFORMER_DEFAULT) with a calibration that ignores it: a low risk.
+         auto t = plan(transformer_analysis(), [](PlanRequest& r) {
+           r.target = "npu_transformer";
+           r.choices["preset"] = "INT8_TRANSFORMER_DEFAULT";
+           r.choices["calibration.method"] = "Percentile";
+         });
+         bool low = false;
+         for (const auto& k : t.plan["risks"]) low = low || (k["rule"] == "onnx.calibration.moving_average" && k["severity"] == "low");
+         EXPECT_TRUE(low) << t.plan["risks"].dump();
+         // MinMax reads it: nothing to say.
+         auto m = plan(transformer_analysis(), [](PlanRequest& r) {
+           r.target = "npu_transformer";
+           r.choices["preset"] = "INT8_TRANSFORMER_DEFAULT";
+         });
+         EXPECT_FALSE(cites(m, "onnx.calibration.moving_average"));
+       }},
       {"onnx.calibration.method", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
          EXPECT_EQ(o.plan["calibration"]["method"], "PowerOfTwo_MinMSE");

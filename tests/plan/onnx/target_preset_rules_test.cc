@@ -161,3 +161,35 @@ std::vector<Scenario> onnx_target_preset_scenarios() {
 }
 
 }  // namespace qp_test::rule_scenarios
+
+// Quark quantizes a Gather's float embedding table (QDQGather, in its QDQ and
+// dynamic registries): a BERT-like model whose embedding holds most of the
+// weights is covered by A8W8, not by the MatMul/Gemm-only NPU transformer flow;
+// a Gather over an int64 constant (a shape table) is no weight at all.
+TEST(OnnxCoverage, GatherEmbeddingsAreWeightsQuarkQuantizes) {
+  qp_test::TempDir d;
+  qp_test::OnnxBuilder b;
+  b.input("ids", onnx::TensorProto::INT64, {"1", "16"});
+  b.init("embeddings", onnx::TensorProto::FLOAT, {30000, 64});
+  b.init("shape_table", onnx::TensorProto::INT64, {4096}, 8);
+  b.node("Gather", "/embeddings/Gather", {"embeddings", "ids"}, {"h0"});
+  b.node("Gather", "/shape/Gather", {"shape_table", "ids"}, {"s0"});
+  std::string prev = "h0";
+  for (int i = 0; i < 2; ++i) {
+    std::string w = "w" + std::to_string(i), o = "h" + std::to_string(i + 1);
+    b.init(w, onnx::TensorProto::FLOAT, {64, 64});
+    b.node("MatMul", "/layer." + std::to_string(i) + "/MatMul", {prev, w}, {o});
+    prev = o;
+  }
+  b.output(prev, onnx::TensorProto::FLOAT, {"1", "16", "64"});
+  b.output("s0", onnx::TensorProto::INT64, {"1", "16"});
+  qp_test::write_file(d / "bert_like.onnx", b.bytes());
+  Json a = qp_test::analysis_of(d / "bert_like.onnx");
+  const Json& by_op = a["quantization_targets"]["weights_by_op_type"];
+  ASSERT_TRUE(by_op.contains("Gather")) << by_op.dump();
+  EXPECT_EQ(by_op["Gather"]["weight_params"], 30000u * 64u);  // the int64 table is not a weight
+  auto cpu = qp_test::rule_scenarios::plan(a, [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "A8W8"; });
+  EXPECT_FALSE(qp_test::cites(cpu, "onnx.preset.weight_coverage")) << cpu.plan["risks"].dump();
+  auto npu = qp_test::rule_scenarios::plan(a, [](PlanRequest& r) { r.target = "npu_transformer"; r.choices["preset"] = "INT8_TRANSFORMER_DEFAULT"; });
+  EXPECT_TRUE(qp_test::cites(npu, "onnx.preset.weight_coverage")) << npu.plan["risks"].dump();
+}
