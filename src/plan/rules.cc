@@ -37,7 +37,7 @@ const std::vector<Rule>& rule_registry() {
       {"onnx.nodes.check", "onnx", "Node names in exclusions and inclusions must exist in the graph (did-you-mean otherwise)", onnx_rules::node_names},
       {"onnx.weight_stats.exclude_outliers", "onnx", "Layers whose weights make INT8 risky (--weight-stats) are proposed for nodes_to_exclude", onnx_rules::exclude_outlier_layers},
       {"onnx.op_types.check", "onnx", "op_types_to_quantize must name op types present in the graph", onnx_rules::op_types},
-      {"onnx.opset.upgrade", "onnx", "An ai.onnx opset below 13 gets ConvertOpsetVersion 13", onnx_rules::opset_upgrade},
+      {"onnx.opset.upgrade", "onnx", "ConvertOpsetVersion 13 at least, 17 on a Ryzen AI NPU (its recommendation); 16-bit Q/DQ below opset 21 is a low risk", onnx_rules::opset_upgrade},
       {"onnx.npu.static_shapes", "onnx", "Dynamic inputs on an NPU target need FixShapes (asked for every input and output); a FixShapes answer must name each with its rank", onnx_rules::dynamic_dims_npu},
       {"onnx.fp16.convert", "onnx", "An FP16-only model gets ConvertFP16ToFP32", onnx_rules::fp16_model},
       {"onnx.subgraphs", "onnx", "Weights inside If/Loop/Scan bodies: EnableSubgraph when they are all the preset would quantize, else a recorded risk", onnx_rules::subgraphs},

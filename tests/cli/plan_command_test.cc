@@ -29,7 +29,7 @@ TEST(PlanCommand, OnnxNpuCnnConfirmedWithYes) {
   EXPECT_TRUE(plan["onnx_specific"]["enable_npu_cnn"].get<bool>());
   // x is [?,3,?,?]: Quark's convert_nchw_to_nhwc skips it (dynamic H, W), so the plan does not claim it.
   EXPECT_EQ(plan["onnx_specific"]["extra_options"]["ConvertNCHWToNHWC"], false);
-  EXPECT_EQ(plan["onnx_specific"]["extra_options"]["ConvertOpsetVersion"], 13);  // opset 11 model
+  EXPECT_EQ(plan["onnx_specific"]["extra_options"]["ConvertOpsetVersion"], 17);  // opset 11 model; Ryzen AI recommends 17 for the NPU
   EXPECT_EQ(plan["model"]["analysis_ref"], "./model_analysis.json");
   EXPECT_FALSE(plan["requires_confirmation"].get<bool>());
   EXPECT_NE(r.out.find("| Decision"), std::string::npos);  // the table is always printed

@@ -390,7 +390,7 @@ TEST(Report, IntakeFindingsLinkTheirChecksAndSayWhatThePlanHandles) {
     EXPECT_NE(h.find("<a class=\"rule\" href=\"#rule-" + id + "\">" + id + "</a>"), std::string::npos) << id;
     EXPECT_NE(h.find("<article class=\"ruledoc\" id=\"rule-" + id + "\">"), std::string::npos) << id;
   }
-  for (const char* s : {"The plan handles it: extra option ConvertOpsetVersion = 13", "Not handled by the plan: Quark's ConvertNCHWToNHWC skips x:[?,3,?,?]",
+  for (const char* s : {"The plan handles it: extra option ConvertOpsetVersion = 17", "Not handled by the plan: Quark's ConvertNCHWToNHWC skips x:[?,3,?,?]",
                         "The plan handles it: extra option FixShapes = x:[1,3,960,960];sigmoid_0.tmp_0:[1,1,960,960]"})
     EXPECT_NE(h.find(s), std::string::npos) << s;
   EXPECT_EQ(h.find("The plan handles it: extra option ConvertNCHWToNHWC"), std::string::npos);

@@ -105,12 +105,34 @@ void op_types(PlanState& s) {
 }
 
 void opset_upgrade(PlanState& s) {
+  // catalog opset_targets: 13 at least (per-axis QDQ), 17 on a Ryzen AI NPU (its recommendation).
+  const Json& ot = s.cat.onnx()["opset_targets"];
+  const std::string t = target(s);
+  const bool npu = t == "npu_cnn" || t == "npu_transformer";
+  const int64_t want = npu ? ot["npu"].get<int64_t>() : ot["minimum"].get<int64_t>();
+  int64_t version = 0;
   for (const auto& o : onnx_facts(s)["opsets"])
-    if (o["domain"] == "ai.onnx" && o["version"].get<int64_t>() < 13 && !s.choice("onnx_specific.extra_options.ConvertOpsetVersion")) {
-      spec(s)["extra_options"]["ConvertOpsetVersion"] = 13;
-      s.reason("onnx_specific.extra_options.ConvertOpsetVersion", "onnx.opset.upgrade",
-               "ai.onnx opset " + o["version"].dump() + " is below 13, which QDQ needs: Quark converts to 13 first");
-    }
+    if (o["domain"] == "ai.onnx") version = o["version"].get<int64_t>();
+  const Json* chosen = s.choice("onnx_specific.extra_options.ConvertOpsetVersion");
+  if (version > 0 && version < want && !chosen) {
+    spec(s)["extra_options"]["ConvertOpsetVersion"] = want;
+    s.reason("onnx_specific.extra_options.ConvertOpsetVersion", "onnx.opset.upgrade",
+             npu ? "ai.onnx opset " + std::to_string(version) + ": Ryzen AI recommends opset " + std::to_string(want) + " for the NPU (\"Models with ONNX opset 17 are recommended\"): Quark converts first"
+                 : "ai.onnx opset " + std::to_string(version) + " is below 13, which QDQ needs: Quark converts to 13 first");
+  }
+  // 16-bit Q/DQ below opset 21: Quark writes com.microsoft Q/DQ (ONNX Runtime runs them).
+  const Json* p = preset(s);
+  int64_t effective = chosen && chosen->is_number_integer() ? chosen->get<int64_t>() : std::max(version, version < want ? want : version);
+  if (p && effective > 0 && effective < ot["sixteen_bit_standard"].get<int64_t>()) {
+    bool sixteen = false;
+    for (const char* k : {"activation_type", "weight_type"})
+      for (const auto& ty : ot["sixteen_bit_types"]) sixteen = sixteen || (*p)[k] == ty;
+    if (sixteen)
+      s.risk("onnx.opset.upgrade", "low",
+             (*p)["name"].get<std::string>() + " quantizes to 16 bits at opset " + std::to_string(effective) +
+                 ": below opset 21 Quark writes those QuantizeLinear/DequantizeLinear in the com.microsoft domain (ONNX adds int16 at QuantizeLinear-21), which ONNX Runtime runs but a runtime that takes only standard ONNX does not.",
+             "Keep it for ONNX Runtime; for standard ONNX Q/DQ set onnx_specific.extra_options.ConvertOpsetVersion=21.");
+  }
 }
 
 void fp16_model(PlanState& s) {

@@ -87,7 +87,7 @@ void resolve_target(PlanState& s) {
     const std::string a = plan_arch(s);
     if (!g.empty() && (s.cat.npu_generation(g) || s.cat.npu_generic_name(g)) && (a == "cnn" || a == "transformer")) {
       t = a == "cnn" ? "npu_cnn" : "npu_transformer";
-      source = gsource + ", for a " + a + " model";
+      source = gsource + ", for a " + (a == "cnn" ? std::string("CNN") : std::string("transformer"));
     }
   }
   if (t.empty()) {

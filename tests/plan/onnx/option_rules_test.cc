@@ -56,6 +56,26 @@ std::vector<Scenario> onnx_option_scenarios() {
          a["model"]["onnx_specific"]["opsets"] = Json::parse(R"([{"domain":"ai.onnx","version":11}])");
          auto o = plan(a, [](PlanRequest& r) { r.target = "cpu"; });
          EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["ConvertOpsetVersion"], 13);
+         // The NPU: 17, Ryzen AI's recommended opset, also from 13-16.
+         Json a15 = cnn_analysis();
+         a15["model"]["onnx_specific"]["opsets"] = Json::parse(R"([{"domain":"ai.onnx","version":15}])");
+         auto n = plan(a15, [](PlanRequest& r) { r.hardware = "strix"; });
+         EXPECT_EQ(n.plan["onnx_specific"]["extra_options"]["ConvertOpsetVersion"], 17);
+         EXPECT_NE(n.plan["reasons"]["onnx_specific.extra_options.ConvertOpsetVersion"].get<std::string>().find("Ryzen AI recommends opset 17"), std::string::npos);
+         auto cpu15 = plan(a15, [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_FALSE(cpu15.plan["onnx_specific"]["extra_options"].contains("ConvertOpsetVersion"));
+         // 16-bit Q/DQ below opset 21: said, with the way to standard ONNX.
+         auto a16 = plan(a15, [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "A16W8"; });
+         bool low = false;
+         for (const auto& k : a16.plan["risks"])
+           low = low || (k["rule"] == "onnx.opset.upgrade" && k["message"].get<std::string>().find("com.microsoft") != std::string::npos);
+         EXPECT_TRUE(low) << a16.plan["risks"].dump();
+         auto a21 = plan(a15, [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["preset"] = "A16W8";
+           r.choices["onnx_specific.extra_options.ConvertOpsetVersion"] = 21;
+         });
+         EXPECT_FALSE(a21.plan["risks"].dump().find("com.microsoft") != std::string::npos);
        }},
       {"onnx.fp16.convert", [] {
          auto o = plan(with(cnn_analysis(), "model.onnx_specific.weights.by_dtype", Json::parse(R"({"float16":100})")), [](PlanRequest& r) { r.target = "cpu"; });
