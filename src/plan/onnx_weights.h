@@ -8,6 +8,7 @@
 #include <string>
 
 #include "catalog/catalog.h"
+#include "plan/onnx_exclusions.h"
 #include "common/json.h"
 
 namespace quarkplan {
@@ -75,15 +76,13 @@ inline PlanWeights plan_weights(const Json& analysis, const Catalog& cat, const 
   const Json& set = sets[op_set];
   bool two_d = set.value("two_d_only", false);
   into_subgraphs = into_subgraphs || set.value("recurses_into_subgraphs", false);
-  std::set<std::string> ops, users, excluded;
+  std::set<std::string> ops, users;
+  const NodeExclusions excluded(nodes_to_exclude);
   for (const auto& o : set["ops"]) ops.insert(o.get<std::string>());
   bool user_list = op_types.is_array();
   if (user_list)
     for (const auto& o : op_types)
       if (o.is_string()) users.insert(o.get<std::string>());
-  if (nodes_to_exclude.is_array())
-    for (const auto& n : nodes_to_exclude)
-      if (n.is_string()) excluded.insert(n.get<std::string>());
   for (const auto& n : q["weighted_nodes"]) {
     if (!n.is_object()) continue;
     std::string op = n.value("op_type", "");
@@ -96,7 +95,7 @@ inline PlanWeights plan_weights(const Json& analysis, const Catalog& cat, const 
       r.other_type_params += p;
       continue;
     }
-    if (excluded.count(n.value("name", ""))) {
+    if (excluded.excludes(n.value("name", ""))) {
       ++r.excluded_nodes;
       r.excluded_params += p;
       continue;

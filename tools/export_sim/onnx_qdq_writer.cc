@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "catalog/catalog.h"
+#include "plan/onnx_exclusions.h"
 #include "plan/fix_shapes.h"
 
 namespace qp_test {
@@ -122,9 +123,7 @@ std::string quark_onnx_export(const std::string& float_model, const Json& plan, 
     std::string set = plan.value("deployment_target", "") == "npu_transformer" ? "npu_transformer" : preset->value("op_set", "static");
     for (const auto& o : cat.onnx()["preset_op_sets"][set]["ops"]) ops.insert(o.get<std::string>());
   }
-  std::set<std::string> excluded;
-  if (spec["nodes_to_exclude"].is_array())
-    for (const auto& n : spec["nodes_to_exclude"]) excluded.insert(n.get<std::string>());
+  const quarkplan::NodeExclusions excluded(spec["nodes_to_exclude"]);  // names, or Quark's '^...' regular expressions
   const Json& winputs = cat.onnx()["weight_inputs"]["ops"];
 
   // One graph (the main graph, and each control-flow body when the plan sets
@@ -199,7 +198,7 @@ std::string quark_onnx_export(const std::string& float_model, const Json& plan, 
       const int64_t block = 128;
       for (int i = 0; i < g->node_size(); ++i) {
         auto* n = g->mutable_node(i);
-        if (n->op_type() != "MatMul" || excluded.count(n->name()) || n->input_size() < 2 || !init_index.count(n->input(1))) continue;
+        if (n->op_type() != "MatMul" || excluded.excludes(n->name()) || n->input_size() < 2 || !init_index.count(n->input(1))) continue;
         const auto& w = g->initializer(init_index.at(n->input(1)));
         if (w.dims_size() != 2) continue;
         int64_t k = w.dims(0), nn = w.dims(1), blocks = (k + block - 1) / block;
@@ -228,7 +227,7 @@ std::string quark_onnx_export(const std::string& float_model, const Json& plan, 
     const bool nbits = preset->value("quant_format", "") == "MatMulNBits";
     for (int i = 0; i < g->node_size() && !nbits; ++i) {
       auto* n = g->mutable_node(i);
-      if (!ops.count(n->op_type()) || excluded.count(n->name()) || !winputs.contains(n->op_type())) continue;
+      if (!ops.count(n->op_type()) || excluded.excludes(n->name()) || !winputs.contains(n->op_type())) continue;
       bool weighted = false;
       for (int idx : winputs[n->op_type()].get<std::vector<int>>())
         if (idx < n->input_size() && init_index.count(n->input(idx))) weighted = true;

@@ -8,6 +8,7 @@
 
 #include "common/strings.h"
 #include "plan/onnx/rule_helpers.h"
+#include "plan/onnx_exclusions.h"
 #include "plan/onnx_weights.h"
 #include "plan/rules.h"
 
@@ -40,13 +41,29 @@ void external_data(PlanState& s) {
 void node_names(PlanState& s) {
   std::vector<std::string> names = string_list(onnx_facts(s).value("node_names", Json::array()));
   std::set<std::string> known(names.begin(), names.end());
-  auto check = [&](const std::string& key, const Json& list) {
+  // A '^...' exclusion is Quark's regular expression (re.search over node
+  // names, plan/onnx_exclusions.h): it must be one Quark keeps, and match.
+  std::vector<std::string> matched_notes;
+  auto check = [&](const std::string& key, const Json& list, bool patterns_allowed = false) {
     for (const auto& n : list) {
       if (!n.is_string()) {
         s.error(key + " must list node names (strings)");
         continue;
       }
-      if (!known.count(n)) s.error(key + ": no node named '" + n.get<std::string>() + "' in the graph" + did_you_mean(n, names));
+      const std::string entry = n.get<std::string>();
+      if (patterns_allowed && NodeExclusions::is_pattern(entry)) {
+        if (std::string why = NodeExclusions::pattern_problem(entry); !why.empty()) {
+          s.error(key + ": '" + entry + "' " + why);
+          continue;
+        }
+        const NodeExclusions one(Json::array({entry}));
+        size_t hits = 0;
+        for (const auto& name : names) hits += one.excludes(name);
+        if (hits == 0) s.error(key + ": the regular expression '" + entry + "' matches no node of the graph (Quark raises ValueError when none of its patterns matches)");
+        else matched_notes.push_back("'" + entry + "' matches " + std::to_string(hits) + (hits == 1 ? " node" : " nodes"));
+        continue;
+      }
+      if (!known.count(n)) s.error(key + ": no node named '" + entry + "' in the graph" + did_you_mean(n, names));
     }
   };
   for (const char* key : {"onnx_specific.nodes_to_exclude", "onnx_specific.nodes_to_quantize"}) {
@@ -58,9 +75,12 @@ void node_names(PlanState& s) {
       continue;
     }
     Json list = c->is_string() ? Json::array({*c}) : *c;
-    check(k, list);
+    matched_notes.clear();
+    check(k, list, field == "nodes_to_exclude");
     spec(s)[field] = list;
-    s.reason(k, "onnx.nodes.check", "Your choice; every name found in the graph");
+    s.reason(k, "onnx.nodes.check",
+             "Your choice; every name found in the graph" +
+                 (matched_notes.empty() ? std::string() : "; " + join(matched_notes, ", ") + " (Quark's regular expressions: re.search over node names)"));
   }
   spec(s)["subgraphs_to_exclude"] = Json::array();
   if (const Json* c = s.choice("onnx_specific.subgraphs_to_exclude")) {

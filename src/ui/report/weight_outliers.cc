@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "plan/onnx_exclusions.h"
+
 #include "common/strings.h"
 #include "common/units.h"
 #include "ui/report/report_parts.h"
@@ -43,9 +45,7 @@ std::string weight_stats(const Json& plan, const Json& analysis) {
     if (x.is_string()) flagged.insert(x.get<std::string>());
   double threshold = number(get(ws, "outlier_max_over_std")).value_or(50);
   // ONNX plans keep outlier layers in float by node name (nodes_to_exclude).
-  std::set<std::string> kept;
-  for (const auto& x : array_or_empty(get(get(plan, "onnx_specific"), "nodes_to_exclude")))
-    if (x.is_string()) kept.insert(x.get<std::string>());
+  const NodeExclusions kept(array_or_empty(get(get(plan, "onnx_specific"), "nodes_to_exclude")));
   svg::BarChart c;
   c.id = "chart-outliers";
   c.title = "Share of weights beyond 6 standard deviations, per layer";
@@ -57,7 +57,7 @@ std::string weight_stats(const Json& plan, const Json& analysis) {
     std::string name = str(get(m, "module"), str(get(m, "name"), "?"));
     double ratio = number(get(m, "outlier_ratio_6sigma")).value_or(number(get(m, "outlier_ratio")).value_or(0));
     double mos = number(get(m, "max_over_std")).value_or(0);
-    bool flag = flagged.count(name) > 0, float_kept = kept.count(name) > 0;
+    bool flag = flagged.count(name) > 0, float_kept = kept.excludes(name);
     std::string op = str(get(m, "op_type"));
     if (shown++ < 30) {
       svg::Bar b;
@@ -96,7 +96,7 @@ std::string weight_stats(const Json& plan, const Json& analysis) {
   out += "<p>" + listed + verdict +
          [&] {
            size_t n = 0;
-           for (const auto& m : *mods) n += kept.count(str(get(m, "module"), str(get(m, "name")))) > 0;
+           for (const auto& m : *mods) n += kept.excludes(str(get(m, "module"), str(get(m, "name"))));
            return n ? " The plan keeps " + with_commas(n) + " of these layers in float (nodes_to_exclude)." : std::string();
          }() +
          "</p>\n";
