@@ -321,9 +321,10 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
                                 "Feed calibration batches with the shapes used at deployment (or fix them with quark.onnx.tools.fix_shapes)."));
   }
   if (layout == "NCHW" && target == "npu_cnn")
-    risks.push_back(make_risk("onnx.intake.nchw_npu_cnn", "high",
-                              "Inputs are NCHW. The AMD NPU CNN target expects NHWC.",
-                              "Run python -m quark.onnx.tools.convert_nchw_to_nhwc " + abs.filename().string() + " " + abs.stem().string() + "_nhwc.onnx, then re-run intake."));
+    risks.push_back(make_risk("onnx.intake.nchw_npu_cnn", "low",
+                              "Inputs are NCHW. Quark's planning guide converts NPU CNN models to NHWC; AMD's Ryzen AI examples quantize them as they are, and the plan keeps NCHW unless you choose the conversion.",
+                              "Nothing to do for Ryzen AI. For the guide's NHWC layout run python -m quark.onnx.tools.convert_nchw_to_nhwc " + abs.filename().string() + " " +
+                                  abs.stem().string() + "_nhwc.onnx and re-run intake (the model's interface changes)."));
 
   // Weights.
   Json by_dtype = Json::object();

@@ -144,6 +144,11 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     const Json* a = cat.onnx_algorithm(name);
     Json j = {{"name", name}, {"class", a ? (*a)["config_class"].get<std::string>() : name + "Config"}, {"args", Json::object()}};
     if (a && a->contains("qconfig_args")) j["args"] = (*a)["qconfig_args"];
+    // On the QConfig route an option the algorithm needs is its config's
+    // argument (QuarotConfig(r_config_path=...)), not an extra option.
+    if (a && a->contains("requires_extra_options") && route == "qconfig")
+      for (auto& [key, req] : (*a)["requires_extra_options"].items())
+        if (o["extra_options"].contains(key) && req.contains("qconfig_arg")) j["args"][req["qconfig_arg"].get<std::string>()] = o["extra_options"][key];
     if (gpu && a && a->value("kind", "") == "fast_finetune") {
       j["args"]["optim_device"] = "cuda:0";
       j["args"]["infer_device"] = "cuda:0";
@@ -215,6 +220,10 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     const Json preset_api_extra = api.value("extra_options", Json::object());
     for (auto& [k, v] : preset_api_extra.items()) extra[k] = v;
     for (auto& [k, v] : extra_update.items()) extra[k] = v;
+    for (const auto& a : algos)
+      if (const Json* aj = cat.onnx_algorithm(a); aj && aj->contains("requires_extra_options"))
+        for (auto& [key, req] : (*aj)["requires_extra_options"].items())
+          if (req.contains("qconfig_arg")) extra.erase(key);
     if (!preset_api_extra.contains("EnableNPUCnn")) extra["EnableNPUCnn"] = o["enable_npu_cnn"];
     extra["ExecutionProviders"] = o["execution_providers"];
     extra["CalibDataSize"] = plan["calibration"]["data_size"];

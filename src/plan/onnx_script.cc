@@ -85,8 +85,17 @@ std::string onnx_python_script(const Json& plan, const Json& analysis, const Cat
   const bool reader_needed = inv.py_call_extra.find("calibration_data_reader=data_reader") != std::string::npos;
   // The set's layout as the plan's check found it; else flat only for a one-input model (Quark's PathDataReader).
   const size_t n_inputs = analysis.is_object() && analysis.contains("model") ? analysis["model"]["onnx_specific"].value("inputs", Json::array()).size() : 1;
-  const bool flat = calib.contains("data_layout") ? calib["data_layout"] == "flat" : n_inputs <= 1;
-  const bool custom_ops = pj && (*pj).value("needs_custom_ops", false);
+  // "shared": .npy files directly in the folder (intake/calibration_data.cc), which PathDataReader reads first.
+  const bool flat = calib.contains("data_layout") ? calib["data_layout"] != "per_input" : n_inputs <= 1;
+  // Quark's own Q/DQ ops (BF16/FP16 extended Q/DQ, BFP, MX: catalog qdq_layout
+  // custom_domain) load only with its custom-op library registered.
+  bool custom_ops = false;
+  if (pj)
+    for (const char* k : {"activation_type", "weight_type"}) {
+      const Json& types = cat.onnx()["qdq_layout"]["types"];
+      if ((*pj)[k].is_string() && types.contains((*pj)[k].get<std::string>()))
+        custom_ops = custom_ops || types[(*pj)[k].get<std::string>()].value("custom_domain", false);
+    }
   const bool npu = target == "npu_cnn" || target == "npu_transformer";
   const std::string script = std::filesystem::path(script_path).filename().string();
   // Inputs Quark's ConvertNCHWToNHWC turns to NHWC: the calibration samples
@@ -227,7 +236,8 @@ std::string onnx_python_script(const Json& plan, const Json& analysis, const Cat
     if (!gen) s += "        # No NPU generation in the plan: Phoenix/Hawk Point need {\"target\": \"X1\", \"xclbin\": ...} (Ryzen AI's modelrun page).\n";
     if (bf16) {
       s += "        # BF16 on the NPU: the Vitis AI EP compiles the FP32 model to BF16 itself (Ryzen AI 1.6+);\n"
-           "        # Quark's BF16 model above checks that accuracy on the CPU.\n";
+           "        # Quark's BF16 model above checks that accuracy on the CPU. A config_file is optional here;\n"
+           "        # a deployed application passes the one its precompiled BF16 model was compiled with.\n";
       s += "        model = MODEL_INPUT\n";
     }
     s += "        providers, provider_options = [\"VitisAIExecutionProvider\"], [" + provider_options_text(vai) + "]\n";

@@ -93,11 +93,17 @@ Json decision_table(const Json& plan) {
     r["key"] = decision;
     r["value"] = v ? *v : Json(nullptr);
     std::string reason = reasons.contains(decision) ? reasons[decision].get<std::string>() : "";
-    if (decision == "onnx_specific.extra_options" && v && v->is_object())
+    if (decision == "onnx_specific.extra_options" && v && v->is_object()) {
       for (auto& [k, x] : v->items()) {
         std::string key = "onnx_specific.extra_options." + k;
         if (reasons.contains(key)) reason += "; " + k + ": " + reasons[key].get<std::string>();
       }
+      // An option a rule decided to leave unset says so, with its reason.
+      const std::string prefix = "onnx_specific.extra_options.";
+      for (auto& [key, text] : reasons.items())
+        if (key.rfind(prefix, 0) == 0 && !v->contains(key.substr(prefix.size())) && text.is_string())
+          reason += "; " + key.substr(prefix.size()) + " not set: " + text.get<std::string>();
+    }
     r["reason"] = reason;
     rows.push_back(r);
   };

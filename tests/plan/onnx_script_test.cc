@@ -73,14 +73,14 @@ struct Model {
   std::string name;
   Json analysis;
   fs::path calib;      // its calibration set: flat for one input, one folder per input otherwise
-  std::string layout;  // "flat" | "per_input"
+  std::string layout;  // "shared" | "per_input"
   bool scalar_input = false;  // Quark's PathDataReader cannot read a folder for it: the CLI refuses such a set
 };
 
 Model make_model(const std::string& name, const Json& a, const fs::path& root) {
   Model m{name, a, root / ("calib_" + std::to_string(std::hash<std::string>{}(name))), ""};
   const Json& ins = a["model"]["onnx_specific"]["inputs"];
-  m.layout = ins.size() == 1 ? "flat" : "per_input";
+  m.layout = ins.size() == 1 ? "shared" : "per_input";  // as intake/calibration_data.cc records it
   for (const auto& in : ins) {
     std::vector<int64_t> shape;
     if (in["shape"].is_array() && in["shape"].empty()) m.scalar_input = true;
@@ -88,7 +88,7 @@ Model make_model(const std::string& name, const Json& a, const fs::path& root) {
     auto it = dtypes().find(in.value("dtype", "float32"));
     const std::string descr = it == dtypes().end() ? "<f4" : it->second.second;
     const size_t item = descr == "<f2" ? 2 : descr == "<f8" || descr == "<i8" ? 8 : descr[1] == 'i' && descr != "<i4" ? 1 : descr[1] == 'u' || descr[1] == 'b' ? 1 : 4;
-    fs::path dir = m.layout == "flat" ? m.calib : m.calib / in["name"].get<std::string>();
+    fs::path dir = m.layout == "shared" ? m.calib : m.calib / in["name"].get<std::string>();
     fs::create_directories(dir);
     for (int i = 0; i < 2; ++i) write_npy(dir / ("sample_" + std::to_string(i) + ".npy"), descr, shape, item);
   }
@@ -214,6 +214,22 @@ TEST(OnnxScript, EveryPrintedScriptRunsAgainstQuarksRealSignaturesAndParsesAtEve
           ASSERT_NE(o.status, PlanStatus::kInvalid) << m.name << " / " << t << " / " << p << ": " << (o.errors.empty() ? "" : o.errors[0]);
           s.add(m, o, t + " / " + p, with_set);
         }
+  // Quark's other ONNX algorithms on both routes: SmoothQuant, GPTQ, QuaRot (with its rotation config).
+  for (const auto& [t, p] : std::vector<std::pair<std::string, std::string>>{{"cpu", "A8W8"}, {"npu_transformer", "INT8_TRANSFORMER_DEFAULT"}, {"cpu", "A16W8"}})
+    for (const char* algo : {"SmoothQuant", "GPTQ", "QuaRot", "SmoothQuant,GPTQ", "BiasCorrection"}) {
+      const Model& m = models.back();  // the generated transformer
+      PlanRequest r;
+      r.confirmed = true;
+      r.target = t;
+      r.choices["preset"] = p;
+      r.choices["algorithms"] = algo;
+      if (std::string(algo) == "QuaRot") r.choices["onnx_specific.extra_options.RConfigPath"] = (s.dir.path() / "rotation.json").string();
+      r.calib_data = m.calib.string();
+      r.calib_data_check = {{"samples", 2u}, {"layout", m.layout}};
+      PlanOutcome o = quarkplan::make_plan(m.analysis, r);
+      ASSERT_TRUE(o.status == PlanStatus::kConfirmed || o.status == PlanStatus::kDraft) << t << " " << p << " " << algo << ": " << (o.errors.empty() ? "" : o.errors[0]);
+      s.add(m, o, t + " / " + p + " + " + algo, true);
+    }
   // Every NPU generation, its default plan per goal on the generated CNN and transformer.
   for (const auto& g : cat.onnx()["npu_generations"]["generations"])
     for (size_t i : {models.size() - 2, models.size() - 1})

@@ -609,6 +609,34 @@ def qconfig_quant_format(config: Any) -> str:
     return "ExtendedQuantFormat.QDQ"
 
 
+# Integer Q/DQ are standard ONNX (or com.microsoft for 16/32-bit zero points,
+# which ONNX Runtime runs); every float and block format is written with Quark's
+# own com.amd.quark ops (quantizers/extended_quantizer.py _create_customqdq_nodes),
+# which ONNX Runtime loads only with Quark's custom-op library registered.
+_INTEGER_TYPES = {"Int8", "UInt8", "Int16", "UInt16", "Int32", "UInt32", "Int4", "UInt4"}
+_INTEGER_QUANT_TYPES = {"QInt8", "QUInt8", "QInt16", "QUInt16", "QInt32", "QUInt32", "QInt4", "QUInt4"}
+
+
+def needs_custom_ops(config: Any) -> bool:
+    QConfig = cls_named("QConfig")
+    if isinstance(config, QConfig):
+        g = config.global_config
+        act = g.input_tensors if g.input_tensors is not None else g.activation
+        for spec in (act, g.weight):
+            dt = getattr(spec, "data_type", None)
+            if dt is not None and getattr(dt, "__name__", str(dt)) not in _INTEGER_TYPES:
+                return True
+        return False
+    q = config.global_quant_config
+    if getattr(q, "use_dynamic_quant", False):
+        return False
+    for t in (q.activation_type, q.weight_type):
+        name = getattr(t, "name", str(t)).split(".")[-1]
+        if name not in _INTEGER_QUANT_TYPES:
+            return True
+    return False
+
+
 def warn_scale_calibration(config: Any) -> None:
     """maps.py _map_q_config logs these ("deployment cannot proceed"); the stand-in warns too."""
     g = config.global_config
@@ -756,6 +784,7 @@ def _quantize_model(self: Any, bound: inspect.BoundArguments) -> Any:
     else:
         info["quantization_config"] = config.global_quant_config
         info["quant_format_hint"] = _jsonable(config.global_quant_config.quant_format)
+    info["needs_custom_ops"] = needs_custom_ops(config)
     out = a.get("model_output")
     if out is None:
         return StubModelProto(info)
@@ -1015,6 +1044,16 @@ class InferenceSession:
                 raise stub_error(ValueError, "InferenceSession: Only string values for 'providers' are supported if 'provider_options' is given.")
             if not all(isinstance(o, dict) for o in options):
                 raise stub_error(ValueError, "InferenceSession: 'provider_options' values must be dicts.")
+        # A model Quark wrote with its own ops loads only with its library registered.
+        if isinstance(path, (str, os.PathLike)):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    written = json.load(f)
+            except (ValueError, UnicodeDecodeError, OSError):
+                written = None
+            if isinstance(written, dict) and written.get("quark_stub") and written.get("needs_custom_ops") and not (so is not None and so._qs_custom_ops):
+                raise stub_error(RuntimeError, f"InferenceSession: {os.fspath(path)} holds Quark's custom Q/DQ ops (com.amd.quark): register the library first "
+                                 "(so.register_custom_ops_library(quark.onnx.get_library_path()))")
         self._path = path
         self._sess_options = so
         self._providers = names or ["CPUExecutionProvider"]

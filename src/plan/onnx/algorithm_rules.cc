@@ -37,9 +37,26 @@ void algorithms(PlanState& s) {
       if (lower(n) == "none") continue;
       const Json* a = s.cat.onnx_algorithm(n);
       if (!a) {
-        s.error("unknown ONNX algorithm '" + n + "'" + did_you_mean(n, known));
+        // Quark names that are no algorithm of a plan (AutoSearch) say what they are.
+        const Json& elsewhere = s.cat.onnx().value("algorithms_elsewhere", Json::object());
+        bool said = false;
+        for (auto& [name, why] : elsewhere.items())
+          if (lower(name) == lower(n) && why.is_string()) {
+            s.error("--algorithm " + n + ": " + why.get<std::string>());
+            said = true;
+          }
+        if (!said) s.error("unknown ONNX algorithm '" + n + "'" + did_you_mean(n, known) + "; Quark's ONNX algorithms: " + join(known));
         continue;
       }
+      // An algorithm Quark cannot run without an extra option the plan must be given (QuaRot's RConfigPath).
+      if (a->contains("requires_extra_options"))
+        for (auto& [key, what] : (*a)["requires_extra_options"].items()) {
+          const Json* one = s.choice("onnx_specific.extra_options." + key);
+          const Json* all = s.choice("onnx_specific.extra_options");
+          if (!one && !(all && all->is_object() && all->contains(key)))
+            s.error("--algorithm " + (*a)["name"].get<std::string>() + " needs onnx_specific.extra_options." + key + ": " + what["why"].get<std::string>() +
+                    " (--set 'onnx_specific.extra_options." + key + "=\"PATH\"')");
+        }
       if (!std::count(algos.begin(), algos.end(), (*a)["name"])) algos.push_back((*a)["name"]);
     }
     // The preset's built-in fine-tuning runs whatever the list says: the table shows it.
@@ -105,6 +122,11 @@ void algorithm_compat(PlanState& s) {
       s.risk("onnx.algorithms.compatibility", "medium",
              a.get<std::string>() + " is not a usual companion of " + s.plan["preset"].get<std::string>() + " (" + fam + " family).",
              "Standard recipe: " + std::string(fam == "block" || fam == "mixed" ? "AutoMixprecision or AdaQuant" : "CLE, then AdaRound") + ".");
+    // What the algorithm does to the plan that its name does not say (catalog plan_note: GPTQ makes the run weights-only).
+    if (aj->contains("plan_note")) {
+      const Json& n = (*aj)["plan_note"];
+      s.risk("onnx.algorithms.compatibility", n["severity"], n["message"].get<std::string>() + ".", n["hint"]);
+    }
   }
 }
 

@@ -38,14 +38,17 @@ void npu_flags_tied(PlanState& s) {
   const bool preset_disables_cnn = pj && cnn && (*pj)["quark_api"].contains("extra_options") &&
                                    (*pj)["quark_api"]["extra_options"].value("EnableNPUCnn", true) == false;
   if (preset_disables_cnn) cnn = false;
-  // A format the generation runs with float scales (A8W8, A16W8) or in BF16
-  // keeps Quark's NPU CNN mode off: that mode is XINT8's (per-tensor,
-  // symmetric INT8 weights, power-of-two: quantizers/npu_cnn_quantizer.py),
-  // and the preset's own config has it off.
+  // On an NPU target, a preset that is not the target's own scheme — float
+  // scales (A8W8, A16W8) or BF16 documented for a newer NPU, or any preset
+  // the user insisted on — keeps its own config's NPU modes: Quark's NPU CNN
+  // mode is XINT8's (per-tensor, symmetric INT8 weights, power-of-two:
+  // quantizers/npu_cnn_quantizer.py) and NPU transformer mode belongs to the
+  // INT8/INT16_TRANSFORMER presets. The table then says what the printed config does.
   const Json* g = generation(s);
   const Json* grp = g && pj && (t == "npu_cnn" || t == "npu_transformer") ? s.cat.npu_group(*g, t, (*pj)["name"].get<std::string>()) : nullptr;
-  const bool float_scales = grp && grp->value("scales", "") != "power_of_two";
-  if (float_scales) {
+  const bool native = !pj || (t == "npu_cnn" ? (*pj)["power_of_two"].get<bool>() : t == "npu_transformer" ? (*pj)["family"] == "npu_transformer" : true);
+  const bool own_flags = pj && !native && (t == "npu_cnn" || t == "npu_transformer");
+  if (own_flags) {
     cnn = (*pj)["enable_npu_cnn"].get<bool>();
     tr = (*pj)["enable_npu_transformer"].get<bool>();
   }
@@ -56,15 +59,19 @@ void npu_flags_tied(PlanState& s) {
   }
   spec(s)["enable_npu_cnn"] = cnn;
   spec(s)["enable_npu_transformer"] = tr;
+  const std::string name = pj ? (*pj)["name"].get<std::string>() : "";
+  const std::string own = !own_flags ? ""
+                          : grp ? name + " runs on the " + (*g)["label"].get<std::string>() + " NPU " + (grp->value("scales", "") == "bf16" ? "in BF16" : "with float scales") +
+                                      ": it keeps its own config's NPU modes"
+                                : name + " keeps its own config's NPU modes (the plan keeps your choice exactly)";
   s.reason("onnx_specific.enable_npu_cnn", "onnx.npu.flags_tied",
-           preset_disables_cnn ? (*pj)["name"].get<std::string>() + " turns NPU CNN mode off (its Quark config sets EnableNPUCnn False: it targets the VAIML compiler)"
-           : float_scales ? (*pj)["name"].get<std::string>() + " runs on the " + (*g)["label"].get<std::string>() + " NPU " +
-                                (grp->value("scales", "") == "bf16" ? "in BF16" : "with float scales") +
-                                ": Quark's NPU CNN mode (power-of-two XINT8 only) stays off, as in the preset's own config"
+           preset_disables_cnn ? name + " turns NPU CNN mode off (its Quark config sets EnableNPUCnn False: it targets the VAIML compiler)"
+           : own_flags ? own + (cnn ? "" : "; Quark's NPU CNN mode is XINT8's power-of-two scheme")
            : cnn ? (t == "npu_cnn" ? "Target is npu_cnn" : "The NPU CNN model, run on " + (t == "cpu" ? std::string("the CPU") : t) + " to check its accuracy")
                  : "Tied to the target: only npu_cnn");
   s.reason("onnx_specific.enable_npu_transformer", "onnx.npu.flags_tied",
-           tr ? (t == "npu_transformer" ? "Target is npu_transformer" : "The NPU transformer model, run on " + (t == "cpu" ? std::string("the CPU") : t) + " to check its accuracy")
+           own_flags ? own + (tr ? "" : "; NPU transformer mode belongs to the INT8/INT16_TRANSFORMER presets")
+           : tr ? (t == "npu_transformer" ? "Target is npu_transformer" : "The NPU transformer model, run on " + (t == "cpu" ? std::string("the CPU") : t) + " to check its accuracy")
               : "Tied to the target: only npu_transformer");
 }
 
@@ -103,20 +110,14 @@ void xint8_pof2(PlanState& s) {
 
 void npu_cnn_nhwc(PlanState& s) {
   if (target(s) != "npu_cnn") return;
-  if (const Json* grp = float_scale_group(s); grp && !grp->value("convert_nchw_to_nhwc", true)) return;
-  Json& extra = spec(s)["extra_options"];
   if (onnx_facts(s)["input_layout_guess"] != "NCHW") return;
   // Quark's convert_nchw_to_nhwc skips a 4-D input whose C, H or W is not an
   // integer, and its pre-process runs it before FixShapes: only shapes fixed
   // in the model file reach it.
   std::vector<std::string> skipped = nhwc_skipped_inputs(onnx_facts(s));
   const Json* chosen = s.choice("onnx_specific.extra_options.ConvertNCHWToNHWC");
-  if (!skipped.empty()) {
-    if (!chosen) {
-      extra["ConvertNCHWToNHWC"] = false;
-      s.reason("onnx_specific.extra_options.ConvertNCHWToNHWC", "onnx.npu_cnn.nhwc",
-               "Quark cannot convert " + join(skipped, "; ") + " to NHWC: its convert_nchw_to_nhwc needs integer C, H and W and runs before FixShapes");
-    }
+  const bool wanted = chosen && chosen->is_boolean() && chosen->get<bool>();
+  if (!skipped.empty() && wanted) {
     std::string model = s.analysis["model"].value("model_path", "model.onnx");
     std::string file = model.substr(model.find_last_of('/') == std::string::npos ? 0 : model.find_last_of('/') + 1);
     std::string base = file.size() > 5 && file.ends_with(".onnx") ? file.substr(0, file.size() - 5) : file;
@@ -124,20 +125,23 @@ void npu_cnn_nhwc(PlanState& s) {
     for (const auto& sl : fix_shapes_slots(onnx_facts(s), false)) all.push_back(sl.text());
     s.risk("onnx.npu_cnn.nhwc", "high",
            "Inputs are NCHW with dynamic C, H or W (" + join(skipped, "; ") +
-               "): Quark's NCHW-to-NHWC conversion skips them (it runs before FixShapes), so the quantized model stays NCHW, which the NPU CNN target does not expect.",
+               "): Quark's NCHW-to-NHWC conversion skips them (it runs before FixShapes), so the quantized model stays NCHW although you asked for NHWC.",
            "Fix the shapes in the model file first: python -m quark.onnx.tools.fix_shapes --input_model_path " + file + " --output_model_path " + base +
                "_fixed.onnx --fix_shapes '" + join(all, ";") + "' (each ? replaced; or onnxruntime's python -m onnxruntime.tools.make_dynamic_shape_fixed), then run quarkplan intake on " +
                base + "_fixed.onnx and plan it: ConvertNCHWToNHWC then converts.");
     return;
   }
   if (!chosen) {
-    extra["ConvertNCHWToNHWC"] = true;
+    // AMD's practice over the guide (catalog deployment_targets npu_cnn
+    // layout_deviation): the model stays NCHW; the guide's NHWC is the alternative.
     s.reason("onnx_specific.extra_options.ConvertNCHWToNHWC", "onnx.npu_cnn.nhwc",
-             "Inputs are NCHW and the NPU CNN target needs NHWC: Quark converts before quantizing");
+             "the model stays NCHW, as AMD's Ryzen AI XINT8 examples and Quark's own XINT8 config quantize it (Ryzen AI documents no NHWC requirement); "
+             "Quark's planning guide converts NPU CNN models to NHWC: the alternative, ConvertNCHWToNHWC=true, which changes the model's interface");
+    return;
   }
   // The deployed model's interface changes with the conversion: say how, as
   // Quark's convert_nchw_to_nhwc leaves it (plan/fix_shapes.h).
-  if (extra.value("ConvertNCHWToNHWC", false) == true) {
+  if (wanted) {
     std::vector<ShapeSlot> before = fix_shapes_slots(onnx_facts(s), false), after = fix_shapes_slots(onnx_facts(s), true);
     std::vector<std::string> changed;
     for (size_t i = 0; i < before.size() && i < after.size(); ++i)
