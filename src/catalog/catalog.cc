@@ -130,10 +130,12 @@ std::vector<std::string> Catalog::onnx_preset_candidates(const std::string& targ
 }
 
 namespace {
-// "Strix Halo", "strix_halo", "STRIX-HALO" -> "strix-halo".
+// "Strix Halo", "strix_halo", "STRIX-HALO", "strixhalo" -> "strixhalo":
+// case and separators do not count.
 std::string npu_key(const std::string& name) {
   std::string k;
-  for (char c : name) k += (c == ' ' || c == '_') ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char c : name)
+    if (std::isalnum(static_cast<unsigned char>(c))) k += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return k;
 }
 }  // namespace
@@ -142,7 +144,7 @@ const Json* Catalog::npu_generation(const std::string& name) const {
   if (!onnx().contains("npu_generations")) return nullptr;
   const std::string k = npu_key(name);
   for (const auto& g : onnx()["npu_generations"]["generations"]) {
-    if (g["name"] == k) return &g;
+    if (npu_key(g["name"].get<std::string>()) == k) return &g;
     for (const auto& a : g["aliases"])
       if (npu_key(a.get<std::string>()) == k) return &g;
   }

@@ -12,7 +12,7 @@ namespace quarkplan {
 int run_env_command(const EnvArgs& a) {
   return guarded(a.json, [&] {
     check_output_path(a.output);
-    Json env = probe_environment(real_system(), Catalog::load().hardware());
+    Json env = probe_environment(real_system(), Catalog::load().hardware(), Catalog::load().onnx()["npu_generations"]);
     auto errors = validate_against_schema(env, "schemas/env_context.schema.json");
     if (!errors.empty()) throw std::runtime_error("the probed env_context does not match its schema: " + errors.front());
     write_file_atomic(a.output, dump_json(env));

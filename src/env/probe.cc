@@ -71,7 +71,7 @@ ProbeSystem real_system() {
   return s;
 }
 
-Json probe_environment(const ProbeSystem& sys, const Json& hw_catalog) {
+Json probe_environment(const ProbeSystem& sys, const Json& hw_catalog, const Json& npu_generations) {
   Json env, hw;
   Json notes = Json::array();
   // OS and container.
@@ -198,6 +198,25 @@ Json probe_environment(const ProbeSystem& sys, const Json& hw_catalog) {
     }
   }
   hw["npu"] = npu ? Json("amdxdna") : Json(nullptr);
+  // Which Ryzen AI NPU: the PCI device and revision the driver binds
+  // (Ryzen AI's APU-type table, in the catalog's npu_generations).
+  if (npu && npu_generations.is_object()) {
+    auto hex = [](std::string v) {
+      v = trim(v);
+      for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (v.rfind("0x", 0) != 0) v = "0x" + v;
+      while (v.size() > 4 && v[2] == '0') v.erase(2, 1);  // 0x0010 -> 0x10
+      return v;
+    };
+    std::string dev = hex(sys.read("/sys/class/accel/accel0/device/device")), rev = hex(sys.read("/sys/class/accel/accel0/device/revision"));
+    for (const auto& g : npu_generations.value("generations", Json::array()))
+      for (const auto& pci : g.value("pci", Json::array()))
+        if (hex(pci.value("device", "")) == dev)
+          for (const auto& r : pci.value("revisions", Json::array()))
+            if (hex(r.get<std::string>()) == rev) hw["npu_generation"] = g["name"];
+    if (!hw.contains("npu_generation"))
+      notes.push_back("A Ryzen AI NPU (amdxdna) was found, PCI device " + dev + " revision " + rev + ", which no NPU generation in the catalog lists: pass --hardware.");
+  }
   hw["detection_notes"] = notes;
   return {{"environment", env}, {"hardware", hw}};
 }

@@ -21,6 +21,8 @@ struct ProbeSystem {
 // The real system (PATH lookup, 10 s limit per command).
 ProbeSystem real_system();
 
-Json probe_environment(const ProbeSystem& sys, const Json& catalog_hardware);
+// `npu_generations`: catalog onnx.json's, whose PCI ids name the Ryzen AI NPU
+// the amdxdna driver reports (hardware.npu_generation); null to skip.
+Json probe_environment(const ProbeSystem& sys, const Json& catalog_hardware, const Json& npu_generations = Json());
 
 }  // namespace quarkplan

@@ -42,7 +42,7 @@ const std::vector<Rule>& rule_registry() {
       {"onnx.fp16.convert", "onnx", "An FP16-only model gets ConvertFP16ToFP32", onnx_rules::fp16_model},
       {"onnx.subgraphs", "onnx", "Weights inside If/Loop/Scan bodies: EnableSubgraph when they are all the preset would quantize, else a recorded risk", onnx_rules::subgraphs},
       {"onnx.extra_options.check", "onnx", "Extra options must be known Quark keys with the right type", onnx_rules::extra_options},
-      {"onnx.calibration.moving_average", "onnx", "CalibMovingAverage with power-of-two calibration is refused (Quark: should be False); with a method that ignores it, a low risk", onnx_rules::moving_average},
+      {"onnx.calibration.moving_average", "onnx", "CalibMovingAverage with PowerOfTwo_NonOverflow is refused (Quark: should be False); with a method that ignores it, a low risk", onnx_rules::moving_average},
       {"onnx.preset.weight_coverage", "onnx", "A preset whose op types hold under the catalog's share of the weights is a high risk naming the share and the preset that quantizes more", onnx_rules::weight_coverage},
       {"onnx.execution_providers", "onnx", "Execution providers follow the target and the installed onnxruntime's providers", onnx_rules::execution_providers},
       {"onnx.evaluation_intent", "onnx", "evaluation_intent is smoke unless chosen (smoke, mlperf, mAP)", onnx_rules::evaluation_intent},

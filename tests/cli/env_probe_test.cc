@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <map>
+
 #include "catalog/catalog.h"
 #include "env/probe.h"
 #include "support/test_support.h"
@@ -14,6 +16,7 @@ namespace {
 // A PATH holding shell scripts that print recorded outputs.
 struct FakePath {
   TempDir dir;
+  std::map<std::string, std::string> files;  // what sys.read returns, by path
   void tool(const std::string& name, const std::string& script) {
     write_file(dir / name, "#!/bin/sh\n" + script + "\n");
     ::chmod((dir / name).c_str(), 0755);
@@ -42,9 +45,10 @@ struct FakePath {
       while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
       return ::pclose(f) == 0;
     };
-    sys.read = [](const std::string&) { return std::string(); };
+    auto fs = files;
+    sys.read = [fs](const std::string& p) { return fs.count(p) ? fs.at(p) : std::string(); };
     sys.exists = [](const std::string&) { return false; };
-    Json env = quarkplan::probe_environment(sys, quarkplan::Catalog::load().hardware());
+    Json env = quarkplan::probe_environment(sys, quarkplan::Catalog::load().hardware(), quarkplan::Catalog::load().onnx()["npu_generations"]);
     EXPECT_TRUE(quarkplan::validate_against_schema(env, "schemas/env_context.schema.json").empty()) << env.dump();
     return env;
   }
@@ -124,4 +128,25 @@ TEST(EnvProbe, EnvContextDrivesTheTorchPlan) {
   EXPECT_EQ(out["plan"]["hardware"], "mi300x");
   EXPECT_EQ(out["plan"]["global_scheme"], "fp8");  // native on gfx942
   EXPECT_EQ(out["plan"]["alternatives"][0]["scheme"], "amdfp4");  // the planning guide's MI300X row, emulated there
+}
+
+// The Ryzen AI NPU from the amdxdna driver's PCI ids (Ryzen AI's APU-type
+// table): Krackan is 0x17f0 rev 0x20, STX 0x17f0 rev 0x10, PHX/HPT 0x1502; an
+// id the catalog does not list is a note, not a guess.
+TEST(EnvProbe, RyzenAiNpuGenerationFromThePciId) {
+  for (const auto& [dev, rev, want] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"0x17f0\n", "0x20\n", "krackan"}, {"0x17f0", "0x10", "xdna2"}, {"0x1502", "0x00", "xdna"}, {"0x17f0", "0x99", ""}}) {
+    FakePath p;
+    p.files["/sys/class/accel/accel0/device/uevent"] = "DRIVER=amdxdna\nPCI_ID=1022:17F0\n";
+    p.files["/sys/class/accel/accel0/device/device"] = dev;
+    p.files["/sys/class/accel/accel0/device/revision"] = rev;
+    Json e = p.probe();
+    EXPECT_EQ(e["hardware"]["npu"], "amdxdna");
+    if (want.empty()) {
+      EXPECT_FALSE(e["hardware"].contains("npu_generation")) << e.dump();
+      EXPECT_NE(e["hardware"]["detection_notes"].dump().find("which no NPU generation in the catalog lists"), std::string::npos);
+    } else {
+      EXPECT_EQ(e["hardware"]["npu_generation"], want) << dev << " " << rev;
+    }
+  }
 }

@@ -306,7 +306,8 @@ void moving_average(PlanState& s) {
   const Json* cm = s.cat.onnx_calibration(method);
   const bool users = s.choice("onnx_specific.extra_options.CalibMovingAverage") != nullptr;
   const std::string whose = users ? "Your CalibMovingAverage" : "CalibMovingAverage (from " + (*p)["name"].get<std::string>() + ")";
-  if (cm && (*cm)["power_of_two"].get<bool>()) {
+  // Of the power-of-two methods only NonOverflow reads it (MinMSE's calibrator has no moving average).
+  if (cm && (*cm)["power_of_two"].get<bool>() && method == "PowerOfTwo_NonOverflow") {
     const std::string msg = whose + " with " + method + ": Quark's documentation says \"In PowerOfTwoMethod calibration method, this should be set to False\" (a moving average of min/max under power-of-two rounding).";
     if (users) s.conflict("onnx.calibration.moving_average", "onnx_specific.extra_options.CalibMovingAverage", msg, "onnx_specific.extra_options.CalibMovingAverage=false");
     else s.risk("onnx.calibration.moving_average", "high", msg, "Set onnx_specific.extra_options.CalibMovingAverage=false, or calibrate with MinMax.");
@@ -314,7 +315,7 @@ void moving_average(PlanState& s) {
   }
   if (method != "MinMax")
     s.risk("onnx.calibration.moving_average", "low",
-           whose + " has no effect with " + method + ": Quark passes it only to MinMax and PowerOfTwo NonOverflow calibration.",
+           whose + " has no effect with " + method + ": Quark passes it only to MinMax and PowerOfTwo_NonOverflow calibration.",
            "Remove it, or calibrate with MinMax if the moving average is what you want.");
 }
 

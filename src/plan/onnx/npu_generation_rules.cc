@@ -33,10 +33,16 @@ void ask_generation(PlanState& s) {
   if (t != "npu_cnn" && t != "npu_transformer") return;
   if (spec(s)["npu_generation"].is_string()) return;
   std::vector<std::string> names = generation_names(s.cat);
-  s.question("Which Ryzen AI NPU will run this model? (--hardware " + join(names, " | ") +
-                 ") Until it is known the plan keeps Quark's planning guide's gate for " + t +
-                 ", which every generation runs; a newer NPU may run more (A8W8, A16W8, BF16).",
+  s.question("Which Ryzen AI NPU will run this model? (--hardware " + join(names, " | ") + ") Until it is known the plan keeps Quark's planning guide's gate for " + t +
+                 (t == "npu_cnn" ? " (XINT8, which every generation runs); STX/KRK also run A8W8, A16W8 and BF16."
+                                 : " (its INT8/INT16 NPU transformer presets); STX/KRK document transformers in BF16."),
              false);
+  // What the guide's gate leaves unsaid for this target (catalog unknown_generation_notes).
+  const Json& notes = s.cat.onnx()["npu_generations"].value("unknown_generation_notes", Json::object());
+  if (notes.contains(t)) {
+    const Json& n = notes[t];
+    s.risk("onnx.npu.generation", n["severity"], n["message"].get<std::string>() + ".", n["hint"].get<std::string>() + " (" + n["source"].get<std::string>() + ").");
+  }
   if (!s.reasons.contains("onnx_specific.npu_generation"))
     s.reason("onnx_specific.npu_generation", "onnx.npu.generation", "Not given: asked as an open question (the guide's gate applies meanwhile)");
 }
@@ -85,8 +91,11 @@ void npu_generation(PlanState& s) {
     ask_generation(s);
     return;
   }
+  std::vector<std::string> spellings = names;
+  for (const auto& g : s.cat.onnx()["npu_generations"]["generations"])
+    for (const auto& a : g["aliases"]) spellings.push_back(a);
   s.error((source == "your choice" ? "onnx_specific.npu_generation" : source) + " is not a Ryzen AI NPU generation (" + join(names) +
-          "; or ryzen-ai when the generation is not known)" + did_you_mean(given, names) +
+          "; or ryzen-ai when the generation is not known)" + did_you_mean(given, spellings) +
           ". An ONNX plan for a GPU or a CPU takes --target rocm, cuda or cpu");
 }
 

@@ -324,9 +324,10 @@ void target_gate(PlanState& s) {
                alt.empty() ? "--target cpu" : alt);
     return;
   }
-  if (t == "npu_cnn" && name == "A8W8") why = "A8W8 uses non-PoF2 scales which the AMD NPU CNN runtime rejects. ";
-  else if ((*p)["enable_npu_cnn"].get<bool>()) why = name + " sets enable_npu_cnn, which is tied to the npu_cnn target. ";
-  else if ((*p)["enable_npu_transformer"].get<bool>()) why = name + " sets enable_npu_transformer, which is tied to the npu_transformer target. ";
+  if (t == "npu_cnn" && !(*p)["power_of_two"].get<bool>() && !(*p)["enable_npu_cnn"].get<bool>())
+    why = name + " is documented only for STX/KRK and newer NPUs (--hardware strix|strix-halo|krackan).";
+  else if ((*p)["enable_npu_cnn"].get<bool>()) why = name + " sets enable_npu_cnn, which is tied to the npu_cnn target.";
+  else if ((*p)["enable_npu_transformer"].get<bool>()) why = name + " sets enable_npu_transformer, which is tied to the npu_transformer target.";
   // The alternative must itself pass: the target's closest preset when it
   // quantizes this model's ops, else the first preset (and target) that does.
   // "Fits" means it quantizes most of the weights (weight_coverage_policy).
@@ -339,7 +340,7 @@ void target_gate(PlanState& s) {
       alt = alt_p.empty() ? "a float deployment (no preset fits this model's ops)" : alt_t == t ? alt_p : "--target " + alt_t + " with " + alt_p;
     }
   }
-  s.conflict("onnx.target.gate", "preset", "Preset " + name + " does not run on " + t + ": " + why + tj["why"].get<std::string>(), alt);
+  s.conflict("onnx.target.gate", "preset", "Preset " + name + " does not run on " + t + ": " + (why.empty() ? tj["why"].get<std::string>() : why), alt);
 }
 
 // Formats written with Quark's own ops (catalog qdq_layout types:

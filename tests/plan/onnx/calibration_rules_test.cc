@@ -19,9 +19,10 @@ namespace qp_test::rule_scenarios {
 std::vector<Scenario> onnx_calibration_scenarios() {
   return {
       {"onnx.calibration.moving_average", [] {
-         // Yours, with power-of-two calibration: refused with the switch-off as the alternative.
+         // Yours, with PowerOfTwo_NonOverflow (the power-of-two method that reads it): refused with the switch-off as the alternative.
          auto o = plan(cnn_analysis(), [](PlanRequest& r) {
            r.target = "npu_cnn";
+           r.choices["calibration.method"] = "PowerOfTwo_NonOverflow";
            r.choices["onnx_specific.extra_options.CalibMovingAverage"] = true;
          });
          ASSERT_EQ(o.status, PlanStatus::kConflict);
@@ -36,6 +37,15 @@ std::vector<Scenario> onnx_calibration_scenarios() {
          bool low = false;
          for (const auto& k : t.plan["risks"]) low = low || (k["rule"] == "onnx.calibration.moving_average" && k["severity"] == "low");
          EXPECT_TRUE(low) << t.plan["risks"].dump();
+         // PowerOfTwo_MinMSE never reads it: a low "no effect".
+         auto mse = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "npu_cnn";
+           r.choices["onnx_specific.extra_options.CalibMovingAverage"] = true;
+         });
+         EXPECT_EQ(mse.status, PlanStatus::kConfirmed);
+         bool mse_low = false;
+         for (const auto& k : mse.plan["risks"]) mse_low = mse_low || (k["rule"] == "onnx.calibration.moving_average" && k["severity"] == "low");
+         EXPECT_TRUE(mse_low) << mse.plan["risks"].dump();
          // MinMax reads it: nothing to say.
          auto m = plan(transformer_analysis(), [](PlanRequest& r) {
            r.target = "npu_transformer";

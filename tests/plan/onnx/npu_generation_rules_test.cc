@@ -81,7 +81,10 @@ TEST(NpuGenerations, CatalogNamesEveryGenerationWithItsSources) {
       EXPECT_EQ((*r)["name"], g["name"]) << a;
     }
   }
-  EXPECT_EQ(names, (std::set<std::string>{"phoenix", "hawk-point", "strix", "strix-halo", "krackan"}));
+  EXPECT_EQ(names, (std::set<std::string>{"phoenix", "hawk-point", "strix", "strix-halo", "krackan", "xdna", "xdna2"}));
+  EXPECT_EQ((*cat().npu_generation("strixhalo"))["name"], "strix-halo");
+  EXPECT_EQ((*cat().npu_generation("STX-H"))["name"], "strix-halo");
+  EXPECT_EQ((*cat().npu_generation("npu2"))["name"], "xdna2");
   EXPECT_EQ((*cat().npu_generation("STRIX_HALO"))["name"], "strix-halo");
   EXPECT_EQ((*cat().npu_generation("PHX"))["name"], "phoenix");
   EXPECT_TRUE(cat().npu_generic_name("Ryzen AI"));
@@ -92,13 +95,13 @@ TEST(NpuGenerations, CatalogNamesEveryGenerationWithItsSources) {
 // runs XINT8 on CNNs and no BF16; XDNA2 (Strix, Strix Halo, Krackan) runs
 // XINT8, A8W8, A16W8 and BF16 on CNNs and BF16 on transformers.
 TEST(NpuGenerations, GatesFollowRyzenAIsDocumentation) {
-  for (const char* g : {"phoenix", "hawk-point"}) {
+  for (const char* g : {"phoenix", "hawk-point", "xdna"}) {
     const Json& j = *cat().npu_generation(g);
     EXPECT_TRUE(documented(j, "npu_cnn").count("XINT8")) << g;
     for (const char* no : {"A8W8", "A16W8", "BF16"}) EXPECT_FALSE(documented(j, "npu_cnn").count(no)) << g << " " << no;
     EXPECT_FALSE(documented(j, "npu_transformer").count("BF16")) << g;
   }
-  for (const char* g : {"strix", "strix-halo", "krackan"}) {
+  for (const char* g : {"strix", "strix-halo", "krackan", "xdna2"}) {
     const Json& j = *cat().npu_generation(g);
     for (const char* yes : {"XINT8", "A8W8", "A16W8", "BF16"}) EXPECT_TRUE(documented(j, "npu_cnn").count(yes)) << g << " " << yes;
     EXPECT_TRUE(documented(j, "npu_transformer").count("BF16")) << g;
