@@ -475,7 +475,7 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
       risks.push_back(make_risk("onnx.intake.weight_outliers", "medium",
                                 std::to_string(stats["outlier_modules"].size()) + (stats["outlier_modules"].size() == 1 ? " layer has" : " layers have") + " weights beyond " +
                                     std::to_string(static_cast<int>(stats["outlier_max_over_std"].get<double>())) +
-                                    " standard deviations (e.g. " + stats["outlier_modules"][0].get<std::string>() +
+                                    " standard deviations or a heavy tail (0.1% of them beyond 6, the largest beyond 20) (e.g. " + stats["outlier_modules"][0].get<std::string>() +
                                     "): per-tensor INT8 scales waste most of their range on them.",
                                 // Only what the planner will do for this model: Percentile is
                                 // step 4 for transformers (not on the NPU CNN target); exclusions

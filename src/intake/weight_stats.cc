@@ -429,17 +429,22 @@ Json scan_weight_tensors(const std::vector<WeightTensor>& tensors, const ScanOpt
   // Modules whose largest weight sits far beyond the bulk: candidates to keep
   // in higher precision (or to smooth) — a heavy tail hurts per-tensor scales.
   for (size_t i : scanned)
-    if (ratio(i) > opt.outlier_max_over_std) outliers.push_back(all[i].name);
+    if (ratio(i) > opt.outlier_max_over_std || (all[i].outlier_ratio >= opt.outlier_tail_share && ratio(i) >= opt.outlier_tail_max_over_std))
+      outliers.push_back(all[i].name);
   return {{"scanned_bytes", total},
           {"tensors", scanned.size()},
           {"threads", threads},
           {"seconds", std::round(secs * 1000) / 1000},
           {"gb_per_second", secs > 0 ? std::round(static_cast<double>(total) / 1e9 / secs * 100) / 100 : 0.0},
           {"outlier_max_over_std", opt.outlier_max_over_std},
+          {"outlier_tail_share", opt.outlier_tail_share},
+          {"outlier_tail_max_over_std", opt.outlier_tail_max_over_std},
           {"top_modules", mods},
           {"outlier_modules", outliers},
           {"method", "one streaming pass per weight (BF16/F16/F32) on " + std::to_string(threads) +
-                         " thread(s): max|w|/std; the share beyond 6 sigma recounted exactly in the few blocks that reach it"}};
+                         " thread(s): max|w|/std; the share beyond 6 sigma recounted exactly in the few blocks that reach it; an outlier module has max|w|/std above " +
+                         std::to_string(static_cast<int>(opt.outlier_max_over_std)) + " or at least " + std::to_string(opt.outlier_tail_share * 100).substr(0, 4) + "% of its weights beyond 6 sigma with max|w|/std above " +
+                         std::to_string(static_cast<int>(opt.outlier_tail_max_over_std))}};
 }
 
 Json scan_weight_stats(const std::vector<std::string>& files, const ScanOptions& opt) {

@@ -57,6 +57,13 @@ struct ScanOptions {
   ScanProgress progress;
   size_t top = 20;
   double outlier_max_over_std = 50;  // a module whose max |w| / std exceeds this is an outlier module
+  // ... or whose share of weights beyond 6 sigma reaches this while its max
+  // |w| / std reaches outlier_tail_max_over_std: a heavy tail (a Gaussian puts
+  // 2e-9 beyond 6 sigma, a Laplace 2e-4) inflates the std itself, so a far
+  // tail holding 0.1% of the weights is an outlier layer before any single
+  // weight reaches outlier_max_over_std.
+  double outlier_tail_share = 1e-3;
+  double outlier_tail_max_over_std = 20;
 };
 
 // Scans `tensors` on `threads` workers; returns {scanned_bytes, tensors,

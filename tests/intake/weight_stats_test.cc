@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "intake/intake.h"
 #include "intake/weight_stats.h"
@@ -115,6 +116,31 @@ TEST(WeightStats, IntakeFindsOutlierModulesAndThePlanNamesThem) {
   // Through the command line too (ONNX has its own tests in onnx_weight_stats_test.cc).
   RunResult cli = run_quarkplan({"intake", d.path().string(), "--weight-stats", "-o", (d / "a.json").string()});
   EXPECT_EQ(cli.exit_code, 0) << cli.err;
+}
+
+// Issue #20's case: 0.2% of a layer's weights at 80x the bulk's deviation
+// gives max/std of only ~21 (the tail inflates the std itself), yet it is an
+// outlier layer; a bell curve with one far spike still is; a clean one is not.
+TEST(WeightStats, AHeavyTailIsAnOutlierLayerBeforeAnyWeightReachesFiftySigma) {
+  TempDir d;
+  auto tail = bulk(64 * 500, 0.02f, 4);
+  for (size_t i = 0; i < tail.size(); i += 500) tail[i] = (i / 500) % 2 ? 1.6f : -1.6f;  // 0.2% at 80x the bulk's 0.02
+  auto spike = bulk(64 * 500, 0.02f, 5);
+  spike[123] = 9.0f;
+  write_bf16_safetensors(d / "model.safetensors", {{"model.layers.0.mlp.up_proj.weight", {{64, 500}, tail}},
+                                                   {"model.layers.0.mlp.down_proj.weight", {{64, 500}, spike}},
+                                                   {"model.layers.0.self_attn.q_proj.weight", {{64, 500}, bulk(64 * 500, 0.02f, 6)}}});
+  Json ws = quarkplan::scan_weight_stats({(d / "model.safetensors").string()}, {});
+  const Json* up = nullptr;
+  for (const auto& m : ws["top_modules"])
+    if (m["module"] == "model.layers.0.mlp.up_proj") up = &m;
+  ASSERT_NE(up, nullptr);
+  EXPECT_LT((*up)["max_over_std"].get<double>(), 50);       // the old criterion alone misses it
+  EXPECT_GE((*up)["outlier_ratio_6sigma"].get<double>(), 1e-3);
+  std::set<std::string> flagged;
+  for (const auto& m : ws["outlier_modules"]) flagged.insert(m);
+  EXPECT_EQ(flagged, (std::set<std::string>{"model.layers.0.mlp.up_proj", "model.layers.0.mlp.down_proj"}));
+  EXPECT_NE(ws["method"].get<std::string>().find("beyond 6 sigma with max|w|/std above 20"), std::string::npos);
 }
 
 // FP16 (the F16C path on CPUs that have it, the portable one elsewhere): every

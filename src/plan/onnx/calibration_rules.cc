@@ -186,7 +186,7 @@ void outlier_percentile(PlanState& s) {
   s.reason("calibration.method", "onnx.calibration.outlier_percentile",
            "Quark's planning guide, step 4: Percentile for outlier-heavy transformers (--weight-stats: " +
                std::to_string((*ws)["outlier_modules"].size()) + ((*ws)["outlier_modules"].size() == 1 ? " layer" : " layers") + " beyond " +
-               std::to_string(std::llround(std::min((*ws)["outlier_max_over_std"].get<double>(), 1e9))) + " sigma, e.g. " +
+               std::to_string(std::llround(std::min((*ws)["outlier_max_over_std"].get<double>(), 1e9))) + " sigma or with a heavy tail, e.g. " +
                top["module"].get<std::string>() + " at " + top["max_over_std"].dump() + " sigma)");
 }
 
