@@ -102,10 +102,15 @@ void add_choices(PlanRequest& req, const PlanArgs& a, const std::string& flow) {
     set("kv_cache_scheme", a.kv_cache == "none" ? Json(nullptr) : Json("fp8"), "--kv-cache");
   }
   if (!a.excludes.empty()) {
-    Json list = Json::array();
-    for (const auto& e : a.excludes)
-      if (e != "none") list.push_back(e);
-    set(flow == "onnx" ? "onnx_specific.nodes_to_exclude" : "exclude_layers", list, "--exclude");
+    // ONNX: "op:TYPE" keeps every node of an op type in float (QConfig's layer_type_config).
+    Json list = Json::array(), op_types = Json::array();
+    for (const auto& e : a.excludes) {
+      if (e == "none") continue;
+      if (flow == "onnx" && e.rfind("op:", 0) == 0) op_types.push_back(e.substr(3));
+      else list.push_back(e);
+    }
+    if (!list.empty() || op_types.empty()) set(flow == "onnx" ? "onnx_specific.nodes_to_exclude" : "exclude_layers", list, "--exclude");
+    if (!op_types.empty()) set("onnx_specific.op_types_to_exclude", op_types, "--exclude op:");
   }
   for (const auto& ls : a.layer_schemes) {
     auto eq = ls.rfind('=');

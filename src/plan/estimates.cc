@@ -265,7 +265,7 @@ void add_onnx_estimates(PlanState& s) {
     // size, so FP16/BF16 weights beside FP32 ones shrink by what they hold.
     const Json& spec = s.plan["onnx_specific"];
     PlanWeights nw = plan_weights(s.analysis, s.cat, *p, spec.value("op_types_to_quantize", Json()), spec.value("nodes_to_exclude", Json()),
-                                  subgraphs_on || (!subgraphs_off && pw.only_in_subgraphs()));
+                                  subgraphs_on || (!subgraphs_off && pw.only_in_subgraphs()), spec.value("op_types_to_exclude", Json()));
     if (nw.known) {
       q = nw.params;
       bytes = stored - static_cast<double>(nw.stored_bytes) + static_cast<double>(nw.params) * bits / 8;

@@ -238,12 +238,20 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
       exclude_text += (exclude_text.empty() ? "" : ", ") + std::string("(") + py(sg[0]) + ", " + py(sg[1]) + ")";
     }
     for (const char* k : {"global_config", "algo_config", "exclude", "use_external_data_format", "extra_options"}) names.qconfig_fields.insert(k);
+    // Op types kept in float: layer_type_config={None: [...]} (None: no quantization).
+    const Json op_excl = o.value("op_types_to_exclude", Json());
+    std::string layer_type_text;
+    if (op_excl.is_array() && !op_excl.empty()) {
+      names.qconfig_fields.insert("layer_type_config");
+      layer_type_text = "    layer_type_config={None: " + py(op_excl) + "},\n";
+    }
     for (auto& [k, v] : extra.items()) names.extra_option_keys.insert(k);
     std::string algo_text_all;
     for (const auto& a : algo_list) algo_text_all += (algo_text_all.empty() ? "" : ",\n                 ") + algo_text(a, names);
     f["qconfig"] = {{"global_config", {{"input_tensors", act}, {"weight", w}}},
                     {"algo_config", algo_list},
                     {"exclude", exclude},
+                    {"layer_type_config", op_excl.is_array() && !op_excl.empty() ? Json{{"None", op_excl}} : Json(nullptr)},
                     {"use_external_data_format", o["use_external_data_format"]},
                     {"extra_options", extra}};
     // The spec texts first: they add the enums they use to the imports.
@@ -257,6 +265,7 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     t += "                               weight=" + w_text + "),\n";
     t += "    algo_config=[" + algo_text_all + "],\n";
     t += "    exclude=[" + exclude_text + "],\n";
+    t += layer_type_text;
     t += "    use_external_data_format=" + py(o["use_external_data_format"]) + ",\n";
     t += "    extra_options={\n";
     for (auto& [k, v] : extra.items()) t += "        " + Json(k).dump() + ": " + py(v) + ",\n";
@@ -277,7 +286,35 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     fields.push_back({"include_cle", cle});
     if (o["enable_npu_cnn"] != (*preset)["enable_npu_cnn"]) fields.push_back({"enable_npu_cnn", o["enable_npu_cnn"]});
     if (o["enable_npu_transformer"] != (*preset)["enable_npu_transformer"]) fields.push_back({"enable_npu_transformer", o["enable_npu_transformer"]});
-    for (const char* k : {"op_types_to_quantize", "nodes_to_quantize", "nodes_to_exclude"})
+    // Op types kept in float: the legacy route has no layer_type_config, so
+    // the op types Quark would quantize (interface.py get_static_op_types over
+    // its registries, or the plan's own list), less these.
+    Json op_types = o["op_types_to_quantize"];
+    const Json op_excl = o.value("op_types_to_exclude", Json());
+    if (op_excl.is_array() && !op_excl.empty()) {
+      std::vector<std::string> base;
+      if (op_types.is_array()) {
+        base = string_list(op_types);
+      } else {
+        const Json& r = cat.onnx()["quark_op_registries"];
+        std::set<std::string> all;
+        if (o["enable_npu_transformer"].get<bool>()) {
+          for (const auto& x : r["npu_transformer"]) all.insert(x.get<std::string>());
+        } else {
+          for (const char* k : {"qlinear", "qdq"})
+            for (const auto& x : r[k]) all.insert(x.get<std::string>());
+          if (o["enable_npu_cnn"].get<bool>() || (*preset)["quant_format"] == "ExtendedQDQ")
+            for (const auto& x : r["npu_cnn"]) all.insert(x.get<std::string>());
+        }
+        base.assign(all.begin(), all.end());
+      }
+      Json kept = Json::array();
+      for (const auto& x : base)
+        if (!std::count(op_excl.begin(), op_excl.end(), x)) kept.push_back(x);
+      op_types = kept;
+    }
+    if (op_types.is_array() && !op_types.empty()) fields.push_back({"op_types_to_quantize", op_types});
+    for (const char* k : {"nodes_to_quantize", "nodes_to_exclude"})
       if (o[k].is_array() && !o[k].empty()) fields.push_back({k, o[k]});
     if (!o["subgraphs_to_exclude"].empty()) fields.push_back({"subgraphs_to_exclude", o["subgraphs_to_exclude"]});
     // The legacy route passes these as QuantizationConfig fields (api.py passes

@@ -66,7 +66,7 @@ struct PlanWeights {
 };
 
 inline PlanWeights plan_weights(const Json& analysis, const Catalog& cat, const Json& preset, const Json& op_types, const Json& nodes_to_exclude,
-                                bool into_subgraphs) {
+                                bool into_subgraphs, const Json& op_types_to_exclude = Json()) {
   PlanWeights r;
   const Json& q = analysis["quantization_targets"];
   const Json& sets = cat.onnx()["preset_op_sets"];
@@ -78,6 +78,10 @@ inline PlanWeights plan_weights(const Json& analysis, const Catalog& cat, const 
   into_subgraphs = into_subgraphs || set.value("recurses_into_subgraphs", false);
   std::set<std::string> ops, users;
   const NodeExclusions excluded(nodes_to_exclude);
+  std::set<std::string> excluded_types;
+  if (op_types_to_exclude.is_array())
+    for (const auto& o : op_types_to_exclude)
+      if (o.is_string()) excluded_types.insert(o.get<std::string>());
   for (const auto& o : set["ops"]) ops.insert(o.get<std::string>());
   bool user_list = op_types.is_array();
   if (user_list)
@@ -95,7 +99,7 @@ inline PlanWeights plan_weights(const Json& analysis, const Catalog& cat, const 
       r.other_type_params += p;
       continue;
     }
-    if (excluded.excludes(n.value("name", ""))) {
+    if (excluded.excludes(n.value("name", "")) || excluded_types.count(op)) {
       ++r.excluded_nodes;
       r.excluded_params += p;
       continue;

@@ -41,7 +41,8 @@ Json onnx_skeleton(const Json& a, const PlanRequest& req) {
                         {"extra_options", Json::object()},
                         {"use_external_data_format", false},
                         {"execution_providers", Json::array({"CPUExecutionProvider"})},
-                        {"npu_generation", nullptr}};
+                        {"npu_generation", nullptr},
+                        {"op_types_to_exclude", nullptr}};
   p["evaluation_intent"] = "smoke";
   return p;
 }
@@ -119,7 +120,7 @@ Json decision_table(const Json& plan) {
                           "onnx_specific.op_types_to_quantize", "onnx_specific.use_external_data_format", "onnx_specific.extra_options",
                           "evaluation_intent"})
       row(k, k);
-    for (const char* k : {"onnx_specific.nodes_to_quantize", "onnx_specific.nodes_to_exclude"})
+    for (const char* k : {"onnx_specific.nodes_to_quantize", "onnx_specific.nodes_to_exclude", "onnx_specific.op_types_to_exclude"})
       if (const Json* v = at_path(plan, k); v && !v->is_null()) row(k, k);
     if (const Json* v = at_path(plan, "onnx_specific.subgraphs_to_exclude"); v && !v->empty()) row("onnx_specific.subgraphs_to_exclude", "onnx_specific.subgraphs_to_exclude");
   } else {

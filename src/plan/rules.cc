@@ -167,7 +167,7 @@ const std::vector<std::string>& onnx_decision_keys() {
       "onnx_specific.enable_npu_cnn", "onnx_specific.enable_npu_transformer", "onnx_specific.include_cle",
       "onnx_specific.op_types_to_quantize", "onnx_specific.nodes_to_quantize", "onnx_specific.nodes_to_exclude",
       "onnx_specific.subgraphs_to_exclude", "onnx_specific.use_external_data_format", "onnx_specific.extra_options",
-      "onnx_specific.execution_providers", "onnx_specific.npu_generation", "evaluation_intent"};
+      "onnx_specific.execution_providers", "onnx_specific.npu_generation", "onnx_specific.op_types_to_exclude", "evaluation_intent"};
   return keys;
 }
 

@@ -227,8 +227,10 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
   // Entries by name, or '^...' regular expressions as Quark reads them (plan/onnx_exclusions.h).
   std::set<std::string> excluded;
   const NodeExclusions exclusions(member(spec, "nodes_to_exclude"));
+  std::set<std::string> excluded_types;  // QConfig layer_type_config={None: [...]}
+  for (const auto& t : string_list(member(spec, "op_types_to_exclude"))) excluded_types.insert(t);
   for (const auto& n : f.nodes)
-    if (exclusions.excludes(n.name)) excluded.insert(n.name);
+    if (exclusions.excludes(n.name) || in(excluded_types, n.op_type)) excluded.insert(n.name);
   std::set<std::string> node_names;
   for (const auto& n : f.nodes) node_names.insert(n.name);
   Check model = make_check("verify.onnx.model");

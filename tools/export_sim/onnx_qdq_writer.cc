@@ -124,6 +124,9 @@ std::string quark_onnx_export(const std::string& float_model, const Json& plan, 
     for (const auto& o : cat.onnx()["preset_op_sets"][set]["ops"]) ops.insert(o.get<std::string>());
   }
   const quarkplan::NodeExclusions excluded(spec["nodes_to_exclude"]);  // names, or Quark's '^...' regular expressions
+  std::set<std::string> excluded_types;                                  // layer_type_config={None: [...]}
+  if (spec.contains("op_types_to_exclude") && spec["op_types_to_exclude"].is_array())
+    for (const auto& t : spec["op_types_to_exclude"]) excluded_types.insert(t.get<std::string>());
   const Json& winputs = cat.onnx()["weight_inputs"]["ops"];
 
   // One graph (the main graph, and each control-flow body when the plan sets
@@ -227,7 +230,7 @@ std::string quark_onnx_export(const std::string& float_model, const Json& plan, 
     const bool nbits = preset->value("quant_format", "") == "MatMulNBits";
     for (int i = 0; i < g->node_size() && !nbits; ++i) {
       auto* n = g->mutable_node(i);
-      if (!ops.count(n->op_type()) || excluded.excludes(n->name()) || !winputs.contains(n->op_type())) continue;
+      if (!ops.count(n->op_type()) || excluded.excludes(n->name()) || excluded_types.count(n->op_type()) || !winputs.contains(n->op_type())) continue;
       bool weighted = false;
       for (int idx : winputs[n->op_type()].get<std::vector<int>>())
         if (idx < n->input_size() && init_index.count(n->input(idx))) weighted = true;

@@ -106,7 +106,40 @@ void node_names(PlanState& s) {
         s.error("node '" + n.get<std::string>() + "' is both in nodes_to_exclude and nodes_to_quantize");
 }
 
+// Op types kept in float: Quark's QConfig layer_type_config={None: [types]}
+// (quark/onnx/quantization/config/config.py; maps.py turns it into
+// TensorQuantOverrides), which only the QConfig route has.
+static void op_types_to_exclude(PlanState& s) {
+  spec(s)["op_types_to_exclude"] = nullptr;
+  const Json* c = s.choice("onnx_specific.op_types_to_exclude");
+  if (!c || c->is_null() || (c->is_array() && c->empty())) return;
+  Json list = c->is_string() ? Json::array({*c}) : *c;
+  const Json& counts = s.analysis["quantization_targets"]["onnx_specific"]["op_counts"];
+  std::vector<std::string> present, said;
+  for (auto& [k, v] : counts.items()) present.push_back(k);
+  for (const auto& op : list) {
+    if (!op.is_string() || !counts.contains(op.get<std::string>())) {
+      s.error("onnx_specific.op_types_to_exclude: the graph has no '" + (op.is_string() ? op.get<std::string>() : op.dump()) + "' op" +
+              (op.is_string() ? did_you_mean(op, present) : ""));
+      continue;
+    }
+    said.push_back(std::to_string(counts[op.get<std::string>()].get<int64_t>()) + " " + op.get<std::string>());
+  }
+  // The legacy route has no layer_type_config: there the plan hands Quark the
+  // op types it would quantize anyway, less these (plan/invocation_onnx.cc).
+  // Dynamic quantization and MatMulNBits take neither.
+  const Json* p = preset(s);
+  if (p && ((*p)["dynamic"].get<bool>() || (*p)["op_set"] == "matmul_nbits"))
+    s.error("onnx_specific.op_types_to_exclude: " + (*p)["name"].get<std::string>() + " runs " +
+            ((*p)["dynamic"].get<bool>() ? std::string("ONNX Runtime's quantize_dynamic") : std::string("Quark's MatMulNBits quantizer")) +
+            ", which takes no op-type exclusion: exclude its nodes by name or '^...' pattern instead");
+  spec(s)["op_types_to_exclude"] = list;
+  s.reason("onnx_specific.op_types_to_exclude", "onnx.op_types.check",
+           "Your choice: every node of these op types stays in float (" + join(said, ", ") + " nodes; Quark's layer_type_config={None: [...]})");
+}
+
 void op_types(PlanState& s) {
+  op_types_to_exclude(s);
   const Json* c = s.choice("onnx_specific.op_types_to_quantize");
   if (!c || c->is_null()) {
     spec(s)["op_types_to_quantize"] = nullptr;

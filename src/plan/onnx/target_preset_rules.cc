@@ -493,7 +493,7 @@ void weight_coverage(PlanState& s) {
   // Nothing left to quantize: the plan's op types or its exclusions (the
   // user's or --weight-stats') leave every weight the preset takes in float.
   PlanWeights nw = plan_weights(s.analysis, s.cat, *p, spec(s).value("op_types_to_quantize", Json()), spec(s).value("nodes_to_exclude", Json()),
-                                subgraphs_on || w.only_in_subgraphs());
+                                subgraphs_on || w.only_in_subgraphs(), spec(s).value("op_types_to_exclude", Json()));
   if (nw.known && nw.candidate_nodes > 0 && nw.nodes == 0) {
     std::string name = (*p)["name"];
     std::string of = std::to_string(nw.candidate_nodes) + (nw.candidate_nodes == 1 ? " weighted node " : " weighted nodes ") + name + " quantizes";

@@ -275,7 +275,7 @@ std::string onnx_ops(const Json& plan, const Json& analysis, const std::string& 
         bool on = es && es->is_boolean() && es->get<bool>(), off = es && es->is_boolean() && !es->get<bool>();
         into_subgraphs = on || (!off && pw && pw->only_in_subgraphs()) || (pw && pw->recurses_into_subgraphs);
         PlanWeights w = plan_weights(analysis, cat, *pj, spec->value("op_types_to_quantize", Json()), spec->value("nodes_to_exclude", Json()),
-                                     into_subgraphs);
+                                     into_subgraphs, spec->value("op_types_to_exclude", Json()));
         if (w.known) nw = w;
       } catch (const Json::exception&) {
         nw.reset();
