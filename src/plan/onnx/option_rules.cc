@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/strings.h"
+#include "plan/fix_shapes.h"
 #include "plan/onnx/rule_helpers.h"
 #include "plan/onnx_exclusions.h"
 #include "plan/onnx_weights.h"
@@ -431,5 +432,35 @@ void execution_providers(PlanState& s) {
   s.reason("onnx_specific.execution_providers", "onnx.execution_providers", why);
 }
 
+
+// The deployed model's interface as Quark's pre-processing leaves it, where
+// it differs from the float model's: FixShapes fixes dimensions (inputs and
+// outputs), ConvertFP16ToFP32 turns FP16 inputs and outputs to FP32. (NHWC is
+// onnx.npu_cnn.nhwc's.) The application feeds the quantized model this.
+void interface_changes(PlanState& s) {
+  const Json& extra = spec(s)["extra_options"];
+  std::vector<std::string> changed;
+  if (extra.contains("FixShapes") && extra["FixShapes"].is_string()) {
+    try {
+      for (const auto& f : parse_fix_shapes(extra["FixShapes"]))
+        for (const auto& sl : fix_shapes_slots(onnx_facts(s), false))
+          if (sl.name == f.name && sl.dynamic()) {
+            ShapeSlot fixed = sl;
+            fixed.dims = f.dims;
+            changed.push_back(std::string(sl.output ? "output " : "input ") + sl.text() + " becomes " + fixed.text());
+          }
+    } catch (const std::invalid_argument&) {
+      // the FixShapes rule reports it
+    }
+  }
+  if (extra.value("ConvertFP16ToFP32", false) == true)
+    for (const char* io : {"inputs", "outputs"})
+      for (const auto& v : onnx_facts(s).value(io, Json::array()))
+        if (v.value("dtype", "") == "float16") changed.push_back(std::string(io).substr(0, std::string(io).size() - 1) + " " + v.value("name", "") + " becomes float32");
+  if (changed.empty()) return;
+  s.risk("onnx.interface.changes", "low",
+         "The quantized model's interface differs from the float model's: " + join(changed, "; ") + ". The application must feed and read it so.",
+         "Feed the fixed shapes (and FP32 where the FP16 model took FP16); keep the float model for any other shape.");
+}
 
 }  // namespace quarkplan::onnx_rules

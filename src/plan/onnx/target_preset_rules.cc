@@ -403,6 +403,21 @@ void npu_preset_off_npu(PlanState& s) {
            "Keep it to check the NPU model's accuracy; for deployment on " + t + " prefer " + tj["closest_alternative"].get<std::string>() + ".");
 }
 
+// An NPU target of the other model kind: Ryzen AI's CNN flow (npu_cnn, NPU
+// CNN mode) for a transformer, or its transformer flow for a CNN.
+void npu_model_kind(PlanState& s) {
+  const std::string t = target(s), a = plan_arch(s);
+  if ((t != "npu_cnn" || a != "transformer") && (t != "npu_transformer" || a != "cnn")) return;
+  const Json& f = onnx_facts(s);
+  const std::string what = a == "transformer" ? "a transformer (" + std::to_string(f.value("attention_blocks", 0)) + " attention blocks)" : "a CNN";
+  const std::string other = t == "npu_cnn" ? "npu_transformer" : "npu_cnn";
+  s.risk("onnx.target.npu_model_kind", "medium",
+         "The target is " + t + ", Ryzen AI's " + (t == "npu_cnn" ? "CNN" : "transformer") + " flow, and the model is " + what +
+             ": its presets, gates and NPU mode are made for the other kind.",
+         "Plan it for --target " + other + (a == "transformer" ? " (on STX/KRK, BF16: --hardware strix)" : "") + ", unless the model really is " +
+             (t == "npu_cnn" ? "convolutional" : "attention-based") + " and intake's guess is wrong.");
+}
+
 namespace {
 
 std::string op_summary(const PlanState& s) {

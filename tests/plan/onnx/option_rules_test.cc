@@ -193,3 +193,27 @@ std::vector<Scenario> onnx_option_scenarios() {
 }
 
 }  // namespace qp_test::rule_scenarios
+
+namespace qp_test::rule_scenarios {
+std::vector<Scenario> onnx_interface_scenarios() {
+  return {
+      {"onnx.interface.changes", [] {
+         Json dyn = with(with(cnn_analysis(), "model.onnx_specific.has_dynamic_dims", true), "model.onnx_specific.inputs",
+                         Json::parse(R"([{"name":"images","dtype":"float32","shape":["batch",3,224,224]}])"));
+         auto o = plan(dyn, [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.extra_options.FixShapes"] = "images:[1,3,224,224];probs:[1,10]";
+         });
+         EXPECT_NE(o.plan["risks"].dump().find("input images:[?,3,224,224] becomes images:[1,3,224,224]"), std::string::npos)
+             << o.plan["risks"].dump() << (o.errors.empty() ? "" : o.errors[0]);
+         // An FP16 model's FP16 inputs become FP32 with ConvertFP16ToFP32.
+         Json half = with(with(cnn_analysis(), "model.onnx_specific.weights.by_dtype", Json::parse(R"({"float16":100})")), "model.onnx_specific.inputs",
+                          Json::parse(R"([{"name":"images","dtype":"float16","shape":[1,3,224,224]}])"));
+         auto h = plan(half, [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_NE(h.plan["risks"].dump().find("input images becomes float32"), std::string::npos) << h.plan["risks"].dump();
+         auto none = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_FALSE(cites(none, "onnx.interface.changes"));
+       }},
+  };
+}
+}  // namespace qp_test::rule_scenarios

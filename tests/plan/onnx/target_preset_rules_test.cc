@@ -193,3 +193,18 @@ TEST(OnnxCoverage, GatherEmbeddingsAreWeightsQuarkQuantizes) {
   auto npu = qp_test::rule_scenarios::plan(a, [](PlanRequest& r) { r.target = "npu_transformer"; r.choices["preset"] = "INT8_TRANSFORMER_DEFAULT"; });
   EXPECT_TRUE(qp_test::cites(npu, "onnx.preset.weight_coverage")) << npu.plan["risks"].dump();
 }
+
+namespace qp_test::rule_scenarios {
+// The rules added with the NPU generations, kept with their family.
+std::vector<Scenario> onnx_target_kind_scenarios() {
+  return {
+      {"onnx.target.npu_model_kind", [] {
+         auto t = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
+         EXPECT_TRUE(cites(t, "onnx.target.npu_model_kind")) << t.plan["risks"].dump();
+         EXPECT_NE(t.plan["risks"].dump().find("Plan it for --target npu_transformer"), std::string::npos);
+         auto c = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
+         EXPECT_FALSE(cites(c, "onnx.target.npu_model_kind"));
+       }},
+  };
+}
+}  // namespace qp_test::rule_scenarios
