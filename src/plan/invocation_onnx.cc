@@ -74,6 +74,9 @@ std::string spec_text(const Json& spec, Names& names) {
     } else if (k == "calibration_method") {
       val = "CalibMethod." + v.get<std::string>();
       names.use("quark.onnx", "CalibMethod");
+    } else if (k == "quant_granularity") {
+      val = "QuantGranularity." + v.get<std::string>();
+      names.use("quark.onnx", "QuantGranularity");
     }
     out += (first ? "" : ", ") + k + "=" + val;
     first = false;
@@ -204,6 +207,8 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     };
     if (cm && (*cm)["qconfig"].is_object())
       for (auto& [k, v] : (*cm)["qconfig"].items()) set_arg(act, k, v);
+    // Per-channel weights: the weight spec's granularity (maps.py: per_channel=True).
+    if (o.value("per_channel", false)) w["args"]["quant_granularity"] = "Channel";
     names.use(defaults_of(act).value("module", "quark.onnx"), act["class"]);
     names.use(defaults_of(w).value("module", "quark.onnx"), w["class"]);
     Json algo_list = Json::array();
@@ -284,6 +289,7 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
       enum_text["calibrate_method"] = e;
     }
     fields.push_back({"include_cle", cle});
+    if (o.value("per_channel", false)) fields.push_back({"per_channel", true});
     if (o["enable_npu_cnn"] != (*preset)["enable_npu_cnn"]) fields.push_back({"enable_npu_cnn", o["enable_npu_cnn"]});
     if (o["enable_npu_transformer"] != (*preset)["enable_npu_transformer"]) fields.push_back({"enable_npu_transformer", o["enable_npu_transformer"]});
     // Op types kept in float: the legacy route has no layer_type_config, so

@@ -42,7 +42,8 @@ Json onnx_skeleton(const Json& a, const PlanRequest& req) {
                         {"use_external_data_format", false},
                         {"execution_providers", Json::array({"CPUExecutionProvider"})},
                         {"npu_generation", nullptr},
-                        {"op_types_to_exclude", nullptr}};
+                        {"op_types_to_exclude", nullptr},
+                        {"per_channel", false}};
   p["evaluation_intent"] = "smoke";
   return p;
 }
@@ -120,6 +121,7 @@ Json decision_table(const Json& plan) {
                           "onnx_specific.op_types_to_quantize", "onnx_specific.use_external_data_format", "onnx_specific.extra_options",
                           "evaluation_intent"})
       row(k, k);
+    if (const Json* v = at_path(plan, "onnx_specific.per_channel"); v && v->is_boolean() && v->get<bool>()) row("onnx_specific.per_channel", "onnx_specific.per_channel");
     for (const char* k : {"onnx_specific.nodes_to_quantize", "onnx_specific.nodes_to_exclude", "onnx_specific.op_types_to_exclude"})
       if (const Json* v = at_path(plan, k); v && !v->is_null()) row(k, k);
     if (const Json* v = at_path(plan, "onnx_specific.subgraphs_to_exclude"); v && !v->empty()) row("onnx_specific.subgraphs_to_exclude", "onnx_specific.subgraphs_to_exclude");

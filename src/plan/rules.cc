@@ -36,6 +36,7 @@ const std::vector<Rule>& rule_registry() {
       {"onnx.combination.mx_without_amp", "onnx", "MXFP4 without AutoMixprecision is recorded as a risk", onnx_rules::mx_without_amp},
       {"onnx.external_data.over_2gb", "onnx", "use_external_data_format is true exactly when the model is over 2 GB", onnx_rules::external_data},
       {"onnx.nodes.check", "onnx", "Node names in exclusions and inclusions must exist in the graph (did-you-mean otherwise)", onnx_rules::node_names},
+      {"onnx.weights.per_channel", "onnx", "Per-channel weights when chosen (QuantGranularity.Channel / per_channel=True); refused with NPU CNN mode, which Quark runs per tensor only", onnx_rules::per_channel},
       {"onnx.weight_stats.exclude_outliers", "onnx", "Layers whose weights make INT8 risky (--weight-stats) are proposed for nodes_to_exclude", onnx_rules::exclude_outlier_layers},
       {"onnx.op_types.check", "onnx", "op_types_to_quantize must name op types present in the graph", onnx_rules::op_types},
       {"onnx.opset.upgrade", "onnx", "ConvertOpsetVersion 13 at least, 17 on a Ryzen AI NPU (its recommendation); 16-bit Q/DQ below opset 21 is a low risk", onnx_rules::opset_upgrade},
@@ -169,7 +170,7 @@ const std::vector<std::string>& onnx_decision_keys() {
       "onnx_specific.enable_npu_cnn", "onnx_specific.enable_npu_transformer", "onnx_specific.include_cle",
       "onnx_specific.op_types_to_quantize", "onnx_specific.nodes_to_quantize", "onnx_specific.nodes_to_exclude",
       "onnx_specific.subgraphs_to_exclude", "onnx_specific.use_external_data_format", "onnx_specific.extra_options",
-      "onnx_specific.execution_providers", "onnx_specific.npu_generation", "onnx_specific.op_types_to_exclude", "evaluation_intent"};
+      "onnx_specific.execution_providers", "onnx_specific.npu_generation", "onnx_specific.op_types_to_exclude", "onnx_specific.per_channel", "evaluation_intent"};
   return keys;
 }
 

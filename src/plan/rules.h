@@ -42,6 +42,7 @@ void resolve_target(PlanState&);
 void npu_generation(PlanState&);
 void npu_model_kind(PlanState&);
 void interface_changes(PlanState&);
+void per_channel(PlanState&);
 // The NPU generation asked for (--hardware, a table edit, env_context.json),
 // as typed; "" when none. `source` says where it came from.
 std::string npu_generation_name(const PlanState&, std::string* source);

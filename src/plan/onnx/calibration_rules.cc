@@ -248,10 +248,18 @@ void exclude_outlier_layers(PlanState& s) {
            "If accuracy drops, exclude them (--exclude NODE) at the cost of CPU fallbacks, or try XINT8_ADAROUND.");
     return;
   }
+  // Per-channel weights (chosen) give each output channel its own scale: the
+  // layers stay quantized, and the plan says which to watch.
+  if (spec(s).value("per_channel", false)) {
+    s.risk("onnx.weight_stats.exclude_outliers", "low",
+           "Quantized per channel although their weights reach far out: " + join(shown) + "; per-channel scales help when the outliers sit in a few channels.",
+           "Validate accuracy after quantization; keep the worst in float (--exclude NODE) if it drops.");
+    return;
+  }
   spec(s)["nodes_to_exclude"] = picked;
   s.reason("onnx_specific.nodes_to_exclude", "onnx.weight_stats.exclude_outliers",
            why + ": " + std::to_string(picked.size()) + (picked.size() == 1 ? " layer" : " layers") +
-               " kept in float (edit the list, or set it to [] to quantize them)");
+               " kept in float (edit the list, or set it to [] to quantize them; or quantize them per channel with onnx_specific.per_channel=true)");
   // Many layers in float (more than the policy's share, and more than one):
   // the model keeps much of its float cost.
   uint64_t nodes = w.main_nodes + w.sub_nodes;

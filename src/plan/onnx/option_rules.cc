@@ -463,4 +463,36 @@ void interface_changes(PlanState& s) {
          "Feed the fixed shapes (and FP32 where the FP16 model took FP16); keep the float model for any other shape.");
 }
 
+// Per-channel weights: one scale per output channel, Quark's
+// QuantGranularity.Channel on the weight spec (maps.py turns it into
+// per_channel=True) or per_channel=True on the legacy route. The alternative
+// to keeping an outlier layer in float when its outliers sit in a few channels.
+void per_channel(PlanState& s) {
+  spec(s)["per_channel"] = false;
+  const Json* c = s.choice("onnx_specific.per_channel");
+  if (!c) return;
+  if (!c->is_boolean()) {
+    s.error("onnx_specific.per_channel must be true or false");
+    return;
+  }
+  if (!c->get<bool>()) return;
+  const Json* p = preset(s);
+  const Json& types = s.cat.onnx()["qdq_layout"]["types"];
+  const std::string w = p && (*p)["weight_type"].is_string() ? (*p)["weight_type"].get<std::string>() : "";
+  if (p && ((*p)["dynamic"].get<bool>() || (*p)["op_set"] == "matmul_nbits" || (types.contains(w) && types[w].value("custom_domain", false)))) {
+    s.error("onnx_specific.per_channel: " + (*p)["name"].get<std::string>() + " has no per-tensor integer weight scale to split per channel (" +
+            ((*p)["dynamic"].get<bool>() ? "dynamic quantization" : (*p)["op_set"] == "matmul_nbits" ? "MatMulNBits quantizes in blocks" : "its format is Quark's own float or block type") + ")");
+    return;
+  }
+  if (spec(s).value("enable_npu_cnn", false)) {
+    s.conflict("onnx.weights.per_channel", "onnx_specific.per_channel",
+               "Per-channel weights with NPU CNN mode: Quark raises \"Only per-tensor quantization is supported when enable_npu_cnn=True\" (quantizers/npu_cnn_quantizer.py).",
+               "onnx_specific.per_channel=false, or a float-scale preset the NPU generation runs (A8W8 on STX/KRK)", true);
+    return;
+  }
+  spec(s)["per_channel"] = true;
+  s.reason("onnx_specific.per_channel", "onnx.weights.per_channel",
+           "Your choice: one weight scale per output channel (Quark: QuantGranularity.Channel on the weight spec, per_channel=True on the legacy route)");
+}
+
 }  // namespace quarkplan::onnx_rules

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "catalog/catalog.h"
+#include "plan/invocation.h"
 #include "plan/rule_scenarios.h"
 
 using quarkplan::Json;
@@ -213,6 +215,44 @@ std::vector<Scenario> onnx_interface_scenarios() {
          EXPECT_NE(h.plan["risks"].dump().find("input images becomes float32"), std::string::npos) << h.plan["risks"].dump();
          auto none = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; });
          EXPECT_FALSE(cites(none, "onnx.interface.changes"));
+       }},
+  };
+}
+}  // namespace qp_test::rule_scenarios
+
+namespace qp_test::rule_scenarios {
+std::vector<Scenario> onnx_per_channel_scenarios() {
+  return {
+      {"onnx.weights.per_channel", [] {
+         auto a = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["preset"] = "A8W8";
+           r.choices["onnx_specific.per_channel"] = true;
+         });
+         EXPECT_TRUE(a.plan["onnx_specific"]["per_channel"].get<bool>());
+         quarkplan::Invocation legacy = quarkplan::onnx_invocation(a.plan, cnn_analysis(), quarkplan::Catalog::load());
+         EXPECT_NE(legacy.text.find("quant_config.per_channel = True"), std::string::npos) << legacy.text;
+         auto q = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["preset"] = "U8S8_AAWS";
+           r.choices["onnx_specific.per_channel"] = true;
+         });
+         quarkplan::Invocation qc = quarkplan::onnx_invocation(q.plan, cnn_analysis(), quarkplan::Catalog::load());
+         EXPECT_NE(qc.text.find("quant_granularity=QuantGranularity.Channel"), std::string::npos) << qc.text;
+         // NPU CNN mode runs per tensor only: refused, and never kept by --insist.
+         auto npu = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "npu_cnn";
+           r.insist = true;
+           r.choices["onnx_specific.per_channel"] = true;
+         });
+         ASSERT_EQ(npu.status, PlanStatus::kConflict);
+         EXPECT_EQ(npu.conflicts[0].rule, "onnx.weights.per_channel");
+         auto bf = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["preset"] = "BF16";
+           r.choices["onnx_specific.per_channel"] = true;
+         });
+         EXPECT_EQ(bf.status, PlanStatus::kInvalid);
        }},
   };
 }
