@@ -71,7 +71,7 @@ void require_values(const PlanArgs& a) {
 // user believes they changed something.
 void check_flags_apply(const PlanArgs& a, const std::string& flow, const std::string& model) {
   static const std::vector<std::string> onnx_only = {"--preset", "--target", "--calib-method", "--data-size", "--install-result"};
-  static const std::vector<std::string> torch_only = {"--scheme", "--kv-cache", "--gpus", "--layer-scheme", "--export", "--num-calib",
+  static const std::vector<std::string> torch_only = {"--scheme", "--kv-cache", "--gpus", "--export", "--num-calib",
                                                       "--seq-len", "--calib-dataset", "--context", "--batch", "--trust-remote-code"};
   std::vector<std::string> wrong;
   for (const auto& f : flow == "onnx" ? torch_only : onnx_only)
@@ -112,11 +112,15 @@ void add_choices(PlanRequest& req, const PlanArgs& a, const std::string& flow) {
     if (!list.empty() || op_types.empty()) set(flow == "onnx" ? "onnx_specific.nodes_to_exclude" : "exclude_layers", list, "--exclude");
     if (!op_types.empty()) set("onnx_specific.op_types_to_exclude", op_types, "--exclude op:");
   }
+  Json onnx_layers = Json::object();
   for (const auto& ls : a.layer_schemes) {
     auto eq = ls.rfind('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == ls.size()) throw UsageError("--layer-scheme takes PATTERN=SCHEME (got '" + ls + "')");
-    set("layer_quant_config." + ls.substr(0, eq), ls.substr(eq + 1), "--layer-scheme");
+    // ONNX: NODE, '^regex.*' or op:TYPE = a preset whose data types the layers take.
+    if (flow == "onnx") onnx_layers[ls.substr(0, eq)] = ls.substr(eq + 1);
+    else set("layer_quant_config." + ls.substr(0, eq), ls.substr(eq + 1), "--layer-scheme");
   }
+  if (!onnx_layers.empty()) set("onnx_specific.layer_presets", onnx_layers, "--layer-scheme");
   if (!a.calib_dataset.empty()) set("calibration.dataset", a.calib_dataset, "--calib-dataset");
   if (!a.num_calib.empty()) set("calibration.num_calib_data", whole_number("--num-calib", a.num_calib), "--num-calib");
   if (!a.seq_len.empty()) set("calibration.seq_len", whole_number("--seq-len", a.seq_len), "--seq-len");

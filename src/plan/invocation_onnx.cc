@@ -243,12 +243,35 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
       exclude_text += (exclude_text.empty() ? "" : ", ") + std::string("(") + py(sg[0]) + ", " + py(sg[1]) + ")";
     }
     for (const char* k : {"global_config", "algo_config", "exclude", "use_external_data_format", "extra_options"}) names.qconfig_fields.insert(k);
-    // Op types kept in float: layer_type_config={None: [...]} (None: no quantization).
+    // Per-layer precision (--layer-scheme): another preset's spec pair for
+    // named nodes / patterns (specific_layer_config) and op types
+    // (layer_type_config); op types kept in float are layer_type_config's None.
     const Json op_excl = o.value("op_types_to_exclude", Json());
-    std::string layer_type_text;
-    if (op_excl.is_array() && !op_excl.empty()) {
+    std::map<std::string, std::vector<std::string>> by_node, by_type;  // preset -> patterns
+    if (o.value("layer_presets", Json()).is_object())
+      for (auto& [pattern, lp] : o["layer_presets"].items()) {
+        if (pattern.rfind("op:", 0) == 0) by_type[lp.get<std::string>()].push_back(pattern.substr(3));
+        else by_node[lp.get<std::string>()].push_back(pattern);
+      }
+    auto layer_text = [&](const std::string& name) {
+      const Json* lp = cat.onnx_preset(name);
+      Json la = (*lp)["quark_api"]["input_tensors"], lw = (*lp)["quark_api"]["weight"];
+      names.use("quark.onnx", la["class"]);
+      names.use("quark.onnx", lw["class"]);
+      return "QLayerConfig(input_tensors=" + spec_text(la, names) + ", weight=" + spec_text(lw, names) + ")";
+    };
+    std::string specific_text, layer_type_text;
+    if (!by_node.empty()) {
+      names.qconfig_fields.insert("specific_layer_config");
+      for (const auto& [lp, pats] : by_node) specific_text += (specific_text.empty() ? "" : ", ") + layer_text(lp) + ": " + py(Json(pats));
+      specific_text = "    specific_layer_config={" + specific_text + "},\n";
+    }
+    if ((op_excl.is_array() && !op_excl.empty()) || !by_type.empty()) {
       names.qconfig_fields.insert("layer_type_config");
-      layer_type_text = "    layer_type_config={None: " + py(op_excl) + "},\n";
+      std::string entries;
+      for (const auto& [lp, types] : by_type) entries += (entries.empty() ? "" : ", ") + layer_text(lp) + ": " + py(Json(types));
+      if (op_excl.is_array() && !op_excl.empty()) entries += (entries.empty() ? "" : ", ") + std::string("None: ") + py(op_excl);
+      layer_type_text = "    layer_type_config={" + entries + "},\n";
     }
     for (auto& [k, v] : extra.items()) names.extra_option_keys.insert(k);
     std::string algo_text_all;
@@ -257,6 +280,7 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
                     {"algo_config", algo_list},
                     {"exclude", exclude},
                     {"layer_type_config", op_excl.is_array() && !op_excl.empty() ? Json{{"None", op_excl}} : Json(nullptr)},
+                    {"layer_presets", o.value("layer_presets", Json())},
                     {"use_external_data_format", o["use_external_data_format"]},
                     {"extra_options", extra}};
     // The spec texts first: they add the enums they use to the imports.
@@ -270,6 +294,7 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     t += "                               weight=" + w_text + "),\n";
     t += "    algo_config=[" + algo_text_all + "],\n";
     t += "    exclude=[" + exclude_text + "],\n";
+    t += specific_text;
     t += layer_type_text;
     t += "    use_external_data_format=" + py(o["use_external_data_format"]) + ",\n";
     t += "    extra_options={\n";

@@ -43,7 +43,8 @@ Json onnx_skeleton(const Json& a, const PlanRequest& req) {
                         {"execution_providers", Json::array({"CPUExecutionProvider"})},
                         {"npu_generation", nullptr},
                         {"op_types_to_exclude", nullptr},
-                        {"per_channel", false}};
+                        {"per_channel", false},
+                        {"layer_presets", nullptr}};
   p["evaluation_intent"] = "smoke";
   return p;
 }
@@ -122,7 +123,7 @@ Json decision_table(const Json& plan) {
                           "evaluation_intent"})
       row(k, k);
     if (const Json* v = at_path(plan, "onnx_specific.per_channel"); v && v->is_boolean() && v->get<bool>()) row("onnx_specific.per_channel", "onnx_specific.per_channel");
-    for (const char* k : {"onnx_specific.nodes_to_quantize", "onnx_specific.nodes_to_exclude", "onnx_specific.op_types_to_exclude"})
+    for (const char* k : {"onnx_specific.nodes_to_quantize", "onnx_specific.nodes_to_exclude", "onnx_specific.op_types_to_exclude", "onnx_specific.layer_presets"})
       if (const Json* v = at_path(plan, k); v && !v->is_null()) row(k, k);
     if (const Json* v = at_path(plan, "onnx_specific.subgraphs_to_exclude"); v && !v->empty()) row("onnx_specific.subgraphs_to_exclude", "onnx_specific.subgraphs_to_exclude");
   } else {

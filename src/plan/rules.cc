@@ -39,6 +39,7 @@ const std::vector<Rule>& rule_registry() {
       {"onnx.weights.per_channel", "onnx", "Per-channel weights when chosen (QuantGranularity.Channel / per_channel=True); refused with NPU CNN mode, which Quark runs per tensor only", onnx_rules::per_channel},
       {"onnx.weight_stats.exclude_outliers", "onnx", "Layers whose weights make INT8 risky (--weight-stats) are proposed for nodes_to_exclude", onnx_rules::exclude_outlier_layers},
       {"onnx.op_types.check", "onnx", "op_types_to_quantize must name op types present in the graph", onnx_rules::op_types},
+      {"onnx.layer_presets", "onnx", "--layer-scheme NODE|^regex.*|op:TYPE=PRESET gives layers another preset's data types through Quark's specific_layer_config / layer_type_config (QConfig route only)", onnx_rules::layer_presets},
       {"onnx.opset.upgrade", "onnx", "ConvertOpsetVersion 13 at least, 17 on a Ryzen AI NPU (its recommendation); 16-bit Q/DQ below opset 21 is a low risk", onnx_rules::opset_upgrade},
       {"onnx.npu.static_shapes", "onnx", "Dynamic inputs on an NPU target need FixShapes (asked for every input and output); a FixShapes answer must name each with its rank", onnx_rules::dynamic_dims_npu},
       {"onnx.fp16.convert", "onnx", "An FP16-only model gets ConvertFP16ToFP32", onnx_rules::fp16_model},
@@ -170,7 +171,7 @@ const std::vector<std::string>& onnx_decision_keys() {
       "onnx_specific.enable_npu_cnn", "onnx_specific.enable_npu_transformer", "onnx_specific.include_cle",
       "onnx_specific.op_types_to_quantize", "onnx_specific.nodes_to_quantize", "onnx_specific.nodes_to_exclude",
       "onnx_specific.subgraphs_to_exclude", "onnx_specific.use_external_data_format", "onnx_specific.extra_options",
-      "onnx_specific.execution_providers", "onnx_specific.npu_generation", "onnx_specific.op_types_to_exclude", "onnx_specific.per_channel", "evaluation_intent"};
+      "onnx_specific.execution_providers", "onnx_specific.npu_generation", "onnx_specific.op_types_to_exclude", "onnx_specific.per_channel", "onnx_specific.layer_presets", "evaluation_intent"};
   return keys;
 }
 

@@ -43,6 +43,7 @@ void npu_generation(PlanState&);
 void npu_model_kind(PlanState&);
 void interface_changes(PlanState&);
 void per_channel(PlanState&);
+void layer_presets(PlanState&);
 // The NPU generation asked for (--hardware, a table edit, env_context.json),
 // as typed; "" when none. `source` says where it came from.
 std::string npu_generation_name(const PlanState&, std::string* source);

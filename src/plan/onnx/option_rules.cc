@@ -495,4 +495,78 @@ void per_channel(PlanState& s) {
            "Your choice: one weight scale per output channel (Quark: QuantGranularity.Channel on the weight spec, per_channel=True on the legacy route)");
 }
 
+// Per-layer precision (--layer-scheme PATTERN=PRESET): the layers a node
+// name, a '^...' pattern or op:TYPE names take another preset's data types,
+// through Quark's QConfig specific_layer_config / layer_type_config
+// ({QLayerConfig(...): [names or op types]}). Quark turns them into
+// TensorQuantOverrides with the data type and symmetry only (maps.py), so the
+// layers keep the global calibration and scale type; the legacy route has no such field.
+void layer_presets(PlanState& s) {
+  spec(s)["layer_presets"] = nullptr;
+  const Json* c = s.choice("onnx_specific.layer_presets");
+  if (!c || c->is_null() || (c->is_object() && c->empty())) return;
+  if (!c->is_object()) {
+    s.error("onnx_specific.layer_presets must map a node name, '^regex.*' or op:TYPE to a preset");
+    return;
+  }
+  const Json* p = preset(s);
+  const Json* cm = s.plan["calibration"]["method"].is_string() ? s.cat.onnx_calibration(s.plan["calibration"]["method"]) : nullptr;
+  if (p && ((*p)["quark_api"].value("route", "") != "qconfig" || spec(s).value("enable_npu_transformer", false) || (cm && (*cm)["qconfig"].is_null()))) {
+    s.error("--layer-scheme: per-layer precision is Quark's QConfig specific_layer_config, and " + (*p)["name"].get<std::string>() +
+            " stays a legacy preset here: choose a QConfig preset (U8S8_AAWS, S8S8_AAWS, XINT8, A16W8, ...) for the whole model");
+    return;
+  }
+  const std::vector<std::string> names = string_list(onnx_facts(s).value("node_names", Json::array()));
+  const Json& counts = s.analysis["quantization_targets"]["onnx_specific"]["op_counts"];
+  std::vector<std::string> said;
+  for (auto& [pattern, value] : c->items()) {
+    const Json* lp = value.is_string() ? s.cat.onnx_preset(s.cat.canonical_preset(value.get<std::string>())) : nullptr;
+    if (!lp) {
+      s.error("--layer-scheme " + pattern + "=" + (value.is_string() ? value.get<std::string>() : value.dump()) + ": not a preset" +
+              (value.is_string() ? did_you_mean(value, s.cat.onnx_preset_names()) : ""));
+      continue;
+    }
+    if ((*lp)["quark_api"].value("route", "") != "qconfig") {
+      s.error("--layer-scheme " + pattern + "=" + (*lp)["name"].get<std::string>() + ": that preset has no QConfig spec pair to give the layers (" +
+              (*lp)["quark_api"].value("why", std::string("legacy")) + ")");
+      continue;
+    }
+    size_t hits = 0;
+    if (pattern.rfind("op:", 0) == 0) {
+      const std::string op = pattern.substr(3);
+      if (!counts.contains(op)) {
+        std::vector<std::string> present;
+        for (auto& [k, v] : counts.items()) present.push_back(k);
+        s.error("--layer-scheme " + pattern + ": the graph has no '" + op + "' op" + did_you_mean(op, present));
+        continue;
+      }
+      hits = counts[op].get<size_t>();
+    } else if (NodeExclusions::is_pattern(pattern)) {
+      if (std::string why = NodeExclusions::pattern_problem(pattern); !why.empty()) {
+        s.error("--layer-scheme '" + pattern + "' " + why);
+        continue;
+      }
+      const NodeExclusions one(Json::array({pattern}));
+      for (const auto& n : names) hits += one.excludes(n);
+    } else {
+      hits = std::count(names.begin(), names.end(), pattern);
+    }
+    if (hits == 0) {
+      s.error("--layer-scheme " + pattern + ": no node of the graph" + (NodeExclusions::is_pattern(pattern) ? " matches it" : " has that name" + did_you_mean(pattern, names)));
+      continue;
+    }
+    said.push_back(pattern + " -> " + (*lp)["name"].get<std::string>() + " (" + std::to_string(hits) + (hits == 1 ? " node)" : " nodes)"));
+  }
+  Json canon = Json::object();
+  for (auto& [pattern, value] : c->items())
+    if (value.is_string() && s.cat.onnx_preset(s.cat.canonical_preset(value.get<std::string>()))) canon[pattern] = s.cat.canonical_preset(value.get<std::string>());
+  spec(s)["layer_presets"] = canon;
+  s.reason("onnx_specific.layer_presets", "onnx.layer_presets",
+           "Your choice: " + join(said, ", ") + "; through Quark's specific_layer_config / layer_type_config");
+  s.risk("onnx.layer_presets", "low",
+         "Quark gives these layers their preset's data types and symmetry only (TensorQuantOverrides): calibration, scale type and the presets' extra options stay the global " +
+             (p ? (*p)["name"].get<std::string>() : std::string("preset")) + "'s, and the size estimate counts them at the global preset's bits.",
+         "Check the layers' accuracy after quantization; quarkplan verify checks their data types.");
+}
+
 }  // namespace quarkplan::onnx_rules

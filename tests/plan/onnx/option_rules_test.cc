@@ -257,3 +257,37 @@ std::vector<Scenario> onnx_per_channel_scenarios() {
   };
 }
 }  // namespace qp_test::rule_scenarios
+
+namespace qp_test::rule_scenarios {
+std::vector<Scenario> onnx_layer_preset_scenarios() {
+  return {
+      {"onnx.layer_presets", [] {
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["preset"] = "U8S8_AAWS";
+           r.choices["onnx_specific.layer_presets"] = {{"/head/fc", "A16W8"}, {"^/backbone/conv[01].*", "a16w8"}, {"op:Conv", "S8S8_AAWS"}};
+         });
+         ASSERT_EQ(o.status, PlanStatus::kConfirmed) << (o.errors.empty() ? "" : o.errors[0]);
+         EXPECT_EQ(o.plan["onnx_specific"]["layer_presets"]["^/backbone/conv[01].*"], "A16W8");
+         EXPECT_NE(o.plan["reasons"]["onnx_specific.layer_presets"].get<std::string>().find("^/backbone/conv[01].* -> A16W8 (2 nodes)"), std::string::npos)
+             << o.plan["reasons"].dump();
+         quarkplan::Invocation inv = quarkplan::onnx_invocation(o.plan, cnn_analysis(), quarkplan::Catalog::load());
+         EXPECT_NE(inv.text.find("specific_layer_config={QLayerConfig(input_tensors=Int16Spec("), std::string::npos) << inv.text;
+         EXPECT_NE(inv.text.find("\"/head/fc\""), std::string::npos) << inv.text;
+         EXPECT_NE(inv.text.find("layer_type_config={QLayerConfig(input_tensors=Int8Spec("), std::string::npos) << inv.text;
+         // The legacy route has no per-layer field; unknown presets and patterns that match nothing are input errors.
+         for (const auto& [preset, layers] : std::vector<std::pair<std::string, Json>>{{"A8W8", {{"/head/fc", "A16W8"}}},
+                                                                                      {"U8S8_AAWS", {{"/head/fc", "A17W8"}}},
+                                                                                      {"U8S8_AAWS", {{"^/nothing/.*", "A16W8"}}},
+                                                                                      {"U8S8_AAWS", {{"op:LSTM", "A16W8"}}}}) {
+           auto bad = plan(cnn_analysis(), [&](PlanRequest& r) {
+             r.target = "cpu";
+             r.choices["preset"] = preset;
+             r.choices["onnx_specific.layer_presets"] = layers;
+           });
+           EXPECT_EQ(bad.status, PlanStatus::kInvalid) << preset << " " << layers.dump();
+         }
+       }},
+  };
+}
+}  // namespace qp_test::rule_scenarios
