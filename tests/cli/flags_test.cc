@@ -82,13 +82,15 @@ TEST(Flags, TheDefaultContextNeverExceedsTheModels) {
 TEST(Flags, OptionsOfTheOtherFlowAreRefusedByName) {
   std::string onnx = ocr_det().string(), torch = qwen().string();
   for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
-           {"--scheme", "fp8"}, {"--kv-cache", "fp8"}, {"--layer-scheme", "*=fp8"}, {"--export", "hf"},
+           {"--scheme", "fp8"}, {"--kv-cache", "fp8"}, {"--export", "hf"},
            {"--num-calib", "64"}, {"--seq-len", "256"}, {"--calib-dataset", "wikitext"}, {"--context", "4096"}, {"--batch", "2"}})
     expect_input_error({"plan", onnx, "--target", "cpu", flag, value}, flag, "an ONNX model");
   expect_input_error({"plan", onnx, "--target", "cpu", "--trust-remote-code"}, "--trust-remote-code", "an ONNX model");
   // --hardware is both flows' flag: for ONNX it names the Ryzen AI NPU, and a GPU is refused with the --target that says it.
   expect_input_error({"plan", onnx, "--hardware", "h100"}, "--hardware h100", "--target rocm, cuda or cpu");
   expect_input_error({"plan", onnx, "--hardware", "stirx"}, "--hardware stirx", "did you mean 'strix'");
+  // --layer-scheme is both flows' flag too: for ONNX it takes a preset.
+  expect_input_error({"plan", onnx, "--target", "cpu", "--layer-scheme", "*=fp8"}, "--layer-scheme *=fp8", "not a preset");
   for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
            {"--preset", "XINT8"}, {"--target", "cpu"}, {"--calib-method", "MinMax"}, {"--data-size", "64"}})
     expect_input_error({"plan", torch, "--hardware", "h100", flag, value}, flag, "a Hugging Face (Torch) model");

@@ -122,6 +122,16 @@ void algorithm_compat(PlanState& s) {
       s.risk("onnx.algorithms.compatibility", "medium",
              a.get<std::string>() + " is not a usual companion of " + s.plan["preset"].get<std::string>() + " (" + fam + " family).",
              "Standard recipe: " + std::string(fam == "block" || fam == "mixed" ? "AutoMixprecision or AdaQuant" : "CLE, then AdaRound") + ".");
+    // An algorithm for integer weights on a float or block format contradicts the preset (GPTQ on BF16).
+    if (aj->contains("requires_integer_weights")) {
+      const Json& types = s.cat.onnx()["qdq_layout"]["types"];
+      const Json* p = preset(s);
+      const std::string w = p && (*p)["weight_type"].is_string() ? (*p)["weight_type"].get<std::string>() : "";
+      if (types.contains(w) && types[w].value("custom_domain", false))
+        s.conflict("onnx.algorithms.compatibility", "algorithms",
+                   a.get<std::string>() + " with " + (*p)["name"].get<std::string>() + ": " + (*aj)["requires_integer_weights"].get<std::string>() + ", not " + w + " weights.",
+                   "--algorithm none, or an INT8 preset (A8W8) for GPTQ");
+    }
     // What the algorithm does to the plan that its name does not say (catalog plan_note: GPTQ makes the run weights-only).
     if (aj->contains("plan_note")) {
       const Json& n = (*aj)["plan_note"];

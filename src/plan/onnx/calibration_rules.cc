@@ -67,8 +67,11 @@ void calibration_sizes(PlanState& s) {
     if (!c->is_number_integer() || c->get<int64_t>() < 1) s.error("calibration.data_size must be a positive integer");
     else {
       cal["data_size"] = *c;
-      s.reason("calibration.data_size", "onnx.calibration.sizes", "Your choice");
-      if (c->get<int64_t>() < d["min_samples_for_final_plan"].get<int64_t>())
+      // A preset that reads no calibration data (catalog calibration_free) has no scales to make noisy.
+      const Json* p = preset(s);
+      const bool reads_data = !(p && s.cat.onnx()["calibration_free"]["presets"].contains((*p)["name"].get<std::string>()));
+      s.reason("calibration.data_size", "onnx.calibration.sizes", reads_data ? "Your choice" : "Your choice, unused: " + (p ? (*p)["name"].get<std::string>() : std::string()) + " reads no calibration data");
+      if (reads_data && c->get<int64_t>() < d["min_samples_for_final_plan"].get<int64_t>())
         s.risk("onnx.calibration.sizes", "medium", "Only " + c->dump() + " calibration samples: scales will be noisy.",
                d["sample_guidance"].get<std::string>() + ".");
     }

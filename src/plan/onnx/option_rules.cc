@@ -76,6 +76,14 @@ void node_names(PlanState& s) {
       continue;
     }
     Json list = c->is_string() ? Json::array({*c}) : *c;
+    // Quark's MatMulNBits quantizer takes no exclusion list (quantizers/interface.py
+    // create_matmul_nbits_quantizer builds it without nodes_to_exclude).
+    if (const Json* p = preset(s); p && (*p)["op_set"] == "matmul_nbits" && field == "nodes_to_exclude" && !list.empty()) {
+      s.error("onnx_specific.nodes_to_exclude: " + (*p)["name"].get<std::string>() +
+              " runs Quark's MatMulNBits quantizer, which ignores nodes_to_exclude (create_matmul_nbits_quantizer passes none): every 2-D MatMul gets 4-bit weights; "
+              "choose an INT8 preset to keep layers in float");
+      continue;
+    }
     matched_notes.clear();
     check(k, list, field == "nodes_to_exclude");
     spec(s)[field] = list;
@@ -135,8 +143,11 @@ static void op_types_to_exclude(PlanState& s) {
             ((*p)["dynamic"].get<bool>() ? std::string("ONNX Runtime's quantize_dynamic") : std::string("Quark's MatMulNBits quantizer")) +
             ", which takes no op-type exclusion: exclude its nodes by name or '^...' pattern instead");
   spec(s)["op_types_to_exclude"] = list;
+  const Json* cm = s.plan["calibration"]["method"].is_string() ? s.cat.onnx_calibration(s.plan["calibration"]["method"]) : nullptr;
+  const bool legacy = p && ((*p)["quark_api"].value("route", "") != "qconfig" || spec(s).value("enable_npu_transformer", false) || (cm && (*cm)["qconfig"].is_null()));
   s.reason("onnx_specific.op_types_to_exclude", "onnx.op_types.check",
-           "Your choice: every node of these op types stays in float (" + join(said, ", ") + " nodes; Quark's layer_type_config={None: [...]})");
+           "Your choice: every node of these op types stays in float (" + join(said, ", ") + " nodes; " +
+               (legacy ? std::string("on the legacy route, op_types_to_quantize lists the op types Quark would quantize less these") : std::string("Quark's layer_type_config={None: [...]}")) + ")");
 }
 
 void op_types(PlanState& s) {

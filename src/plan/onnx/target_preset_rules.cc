@@ -307,25 +307,33 @@ void target_gate(PlanState& s) {
   std::string why;
   if (g && (*g)["targets"].contains(t)) {
     // What Ryzen AI documents for this generation, and the first of it that fits.
-    std::vector<std::string> documented;
+    // Groups marked documented: false are what quarkplan keeps without a
+    // current Ryzen AI page (Quark's NPU transformer presets, Ryzen AI 1.0's route).
+    std::vector<std::string> documented, kept;
     for (const auto& grp : (*g)["targets"][t]["groups"])
-      for (const auto& q : grp["presets"]) documented.push_back(q);
+      for (const auto& q : grp["presets"]) (grp.value("documented", true) ? documented : kept).push_back(q);
+    const std::vector<std::string> any = [&] {
+      std::vector<std::string> v = documented;
+      v.insert(v.end(), kept.begin(), kept.end());
+      return v;
+    }();
     std::string alt;
-    for (const auto& q : documented)
+    for (const auto& q : any)
       if (const Json* qj = s.cat.onnx_preset(q); qj && quantized_share(s, *qj, false) >= min_share(s)) {
         alt = q;
         break;
       }
-    if (alt.empty() && !documented.empty()) alt = documented.front();
+    if (alt.empty() && !any.empty()) alt = any.front();
     const Json& tg = (*g)["targets"][t];
     s.conflict("onnx.target.gate", "preset",
-               "Preset " + name + " is not documented for the " + (*g)["label"].get<std::string>() + " NPU (" + t + "): Ryzen AI documents " +
-                   join(documented) + " there" + (tg.contains("why") ? " (" + tg["why"].get<std::string>() + ")" : "") + ".",
+               "Preset " + name + " is not documented for the " + (*g)["label"].get<std::string>() + " NPU (" + t + "): " +
+                   (documented.empty() ? std::string("Ryzen AI documents no format there") : "Ryzen AI documents " + join(documented) + " there") +
+                   (kept.empty() ? std::string() : "; quarkplan also keeps " + join(kept)) + (tg.contains("why") ? " (" + tg["why"].get<std::string>() + ")" : "") + ".",
                alt.empty() ? "--target cpu" : alt);
     return;
   }
   if (t == "npu_cnn" && !(*p)["power_of_two"].get<bool>() && !(*p)["enable_npu_cnn"].get<bool>())
-    why = name + " is documented only for STX/KRK and newer NPUs (--hardware strix|strix-halo|krackan).";
+    why = name + " runs there only on STX/KRK and newer NPUs: name the NPU (--hardware strix|strix-halo|krackan), or keep XINT8 for an NPU of unknown generation.";
   else if ((*p)["enable_npu_cnn"].get<bool>()) why = name + " sets enable_npu_cnn, which is tied to the npu_cnn target.";
   else if ((*p)["enable_npu_transformer"].get<bool>()) why = name + " sets enable_npu_transformer, which is tied to the npu_transformer target.";
   // The alternative must itself pass: the target's closest preset when it
@@ -340,7 +348,9 @@ void target_gate(PlanState& s) {
       alt = alt_p.empty() ? "a float deployment (no preset fits this model's ops)" : alt_t == t ? alt_p : "--target " + alt_t + " with " + alt_p;
     }
   }
-  s.conflict("onnx.target.gate", "preset", "Preset " + name + " does not run on " + t + ": " + (why.empty() ? tj["why"].get<std::string>() : why), alt);
+  const bool named_npu = t == "npu_cnn" && !(*p)["power_of_two"].get<bool>() && !(*p)["enable_npu_cnn"].get<bool>();
+  s.conflict("onnx.target.gate", "preset",
+             "Preset " + name + (named_npu ? " needs a named NPU on " : " does not run on ") + t + ": " + (why.empty() ? tj["why"].get<std::string>() : why), alt);
 }
 
 // Formats written with Quark's own ops (catalog qdq_layout types:

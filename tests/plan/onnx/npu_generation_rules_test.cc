@@ -240,3 +240,40 @@ TEST(NpuGenerations, EnvContextNamesTheNpu) {
   EXPECT_EQ(o.plan["onnx_specific"]["npu_generation"], "krackan");
   EXPECT_NE(o.plan["reasons"]["onnx_specific.npu_generation"].get<std::string>().find("env_context.json"), std::string::npos);
 }
+
+// From the second review: STX/KRK run A8W8/A16W8 for NLP models too (Ryzen
+// AI's operator table) and pick A8W8 for size; Quark's NPU transformer presets
+// are never called documented; MatMulNBits ignores exclusions; GPTQ on BF16 is refused.
+TEST(NpuGenerations, TransformersOnStrixTakeTheDocumentedIntegerFormats) {
+  auto a8 = plan(qp_test::transformer_analysis(), [](PlanRequest& r) {
+    r.hardware = "strix";
+    r.choices["preset"] = "A8W8";
+  });
+  EXPECT_EQ(a8.status, PlanStatus::kConfirmed) << (a8.conflicts.empty() ? "" : a8.conflicts[0].message);
+  EXPECT_FALSE(a8.plan["onnx_specific"]["enable_npu_transformer"].get<bool>());
+  auto size = plan(qp_test::transformer_analysis(), [](PlanRequest& r) {
+    r.hardware = "krackan";
+    r.goal = "size";
+  });
+  EXPECT_EQ(size.plan["preset"], "A8W8");
+  auto phx = plan(qp_test::transformer_analysis(), [](PlanRequest& r) {
+    r.hardware = "phoenix";
+    r.choices["preset"] = "A8W8";
+  });
+  ASSERT_EQ(phx.status, PlanStatus::kConflict);
+  EXPECT_NE(phx.conflicts[0].message.find("Ryzen AI documents no format there; quarkplan also keeps INT8_TRANSFORMER_DEFAULT"), std::string::npos)
+      << phx.conflicts[0].message;
+  auto nbits = plan(qp_test::transformer_analysis(), [](PlanRequest& r) {
+    r.target = "cpu";
+    r.choices["preset"] = "MATMUL_NBITS";
+    r.choices["onnx_specific.nodes_to_exclude"] = Json::array({"^/layers.0/.*"});
+  });
+  ASSERT_EQ(nbits.status, PlanStatus::kInvalid);
+  EXPECT_NE(nbits.errors[0].find("ignores nodes_to_exclude"), std::string::npos) << nbits.errors[0];
+  auto gptq = plan(qp_test::transformer_analysis(), [](PlanRequest& r) {
+    r.hardware = "strix";
+    r.choices["algorithms"] = "GPTQ";
+  });
+  ASSERT_EQ(gptq.status, PlanStatus::kConflict);
+  EXPECT_NE(gptq.conflicts[0].message.find("GPTQ with BF16"), std::string::npos) << gptq.conflicts[0].message;
+}

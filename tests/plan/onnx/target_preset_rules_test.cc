@@ -60,7 +60,7 @@ std::vector<Scenario> onnx_target_preset_scenarios() {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.choices["preset"] = "A8W8"; });
          EXPECT_EQ(o.status, PlanStatus::kConflict);
          EXPECT_EQ(o.conflicts[0].alternative, "XINT8");
-         EXPECT_NE(o.conflicts[0].message.find("documented only for STX/KRK and newer NPUs"), std::string::npos) << o.conflicts[0].message;
+         EXPECT_NE(o.conflicts[0].message.find("runs there only on STX/KRK and newer NPUs"), std::string::npos) << o.conflicts[0].message;
          auto i = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; r.choices["preset"] = "A8W8"; r.insist = true; });
          EXPECT_EQ(i.status, PlanStatus::kConfirmed);
          EXPECT_EQ(i.plan["preset"], "A8W8");
