@@ -61,7 +61,8 @@ struct PlanWeights {
   bool known = false;  // the analysis lists weighted nodes (quarkplan's intake)
   uint64_t params = 0, stored_bytes = 0, nodes = 0;       // quantized
   uint64_t candidate_nodes = 0, candidate_params = 0;     // the preset's op set (and subgraph setting) before the plan's lists
-  uint64_t excluded_nodes = 0, excluded_params = 0;       // of those, in nodes_to_exclude
+  uint64_t excluded_nodes = 0, excluded_params = 0;       // of those, in nodes_to_exclude or op_types_to_exclude
+  uint64_t excluded_nodes_by_name = 0;                    // of those, by nodes_to_exclude
   uint64_t other_type_nodes = 0, other_type_params = 0;   // of those, outside op_types_to_quantize
 };
 
@@ -100,6 +101,7 @@ inline PlanWeights plan_weights(const Json& analysis, const Catalog& cat, const 
       continue;
     }
     if (excluded.excludes(n.value("name", "")) || excluded_types.count(op)) {
+      if (excluded.excludes(n.value("name", ""))) ++r.excluded_nodes_by_name;
       ++r.excluded_nodes;
       r.excluded_params += p;
       continue;

@@ -530,6 +530,11 @@ void weight_coverage(PlanState& s) {
                      "): the plan would quantize no weight and leave the model in float.",
                  "op_types_to_quantize=null (every op type " + name + " takes), or op types that hold weights: " +
                      join(std::vector<std::string>(types.begin(), types.end())));
+    } else if (spec(s).value("op_types_to_exclude", Json()).is_array() && !nw.excluded_nodes_by_name) {
+      s.conflict("onnx.preset.weight_coverage", "onnx_specific.op_types_to_exclude",
+                 "op_types_to_exclude " + spec(s)["op_types_to_exclude"].dump() + " keeps every one of the " + of +
+                     " in float: the plan would quantize no weight and leave the model in float.",
+                 "onnx_specific.op_types_to_exclude=null, or exclude fewer op types");
     } else {
       bool automatic = !s.choice("onnx_specific.nodes_to_exclude");
       s.conflict("onnx.preset.weight_coverage", "onnx_specific.nodes_to_exclude",
