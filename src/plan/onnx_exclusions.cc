@@ -29,8 +29,14 @@ NodeExclusions::NodeExclusions(const Json& list) {
 
 bool NodeExclusions::excludes(const std::string& name) const {
   if (exact_.count(name)) return true;
-  for (const auto& re : patterns_)
-    if (std::regex_search(name, re)) return true;
+  // std::regex may give up on a pathological pattern (error_complexity,
+  // error_stack): such a pattern matches nothing rather than ending the run.
+  for (const auto& re : patterns_) {
+    try {
+      if (std::regex_search(name, re)) return true;
+    } catch (const std::regex_error&) {
+    }
+  }
   return false;
 }
 

@@ -207,21 +207,28 @@ void choose_preset(PlanState& s) {
       if (want_share) return quantized_share(s, pj, false) >= min_share(s);
       return preset_weights(s.analysis, s.cat, pj).touches_anything();
     };
+    // The first preset of a row that fits, and the row's others as alternatives.
+    auto first_fit = [&](const Json& presets, std::string& alts) -> std::string {
+      for (const auto& p : presets) {
+        const Json* pj = s.cat.onnx_preset(p);
+        if (!pj || !fits(*pj)) continue;
+        std::vector<std::string> others;
+        for (const auto& q : presets)
+          if (q != p) others.push_back(q);
+        alts = others.empty() ? "" : "; alternative: " + join(others);
+        return p;
+      }
+      return "";
+    };
     // A known NPU generation: what Ryzen AI documents for it, per goal
     // (catalog npu_generations ... choose), first preset that fits.
     if (const Json* g = generation(s); g && (*g)["targets"].contains(t) && (*g)["targets"][t].contains("choose")) {
       const Json& ch = (*g)["targets"][t]["choose"];
       const Json& row = ch.contains(goal) ? ch[goal] : ch.value("balanced", Json::object());
-      for (const auto& p : row.value("presets", Json::array())) {
-        const Json* pj = s.cat.onnx_preset(p);
-        if (!pj || !fits(*pj)) continue;
+      std::string alts;
+      if (std::string p = first_fit(row.value("presets", Json::array()), alts); !p.empty()) {
         s.plan["preset"] = p;
-        std::vector<std::string> alts;
-        for (const auto& q : row["presets"])
-          if (q != p) alts.push_back(q);
-        s.reason("preset", "onnx.preset.choose",
-                 "The " + (*g)["label"].get<std::string>() + " NPU, goal " + goal + ": " + row.value("why", std::string()) +
-                     (alts.empty() ? "" : "; alternative: " + join(alts)));
+        s.reason("preset", "onnx.preset.choose", "The " + (*g)["label"].get<std::string>() + " NPU, goal " + goal + ": " + row.value("why", std::string()) + alts);
         return;
       }
     }
@@ -230,26 +237,21 @@ void choose_preset(PlanState& s) {
       if (row["goal"] != goal) continue;
       if (!std::count(row["targets"].begin(), row["targets"].end(), t)) continue;
       if (row["architecture"] != "*" && row["architecture"] != a) continue;
-      for (const auto& p : row["presets"]) {
-        const Json* pj = s.cat.onnx_preset(p);
-        if (!pj || !fits(*pj)) continue;
-        s.plan["preset"] = p;
-        std::vector<std::string> alts;
-        for (const auto& q : row["presets"])
-          if (q != p) alts.push_back(q);
-        // A row quarkplan adds where the guide's own choice fails a hardware
-        // or runtime fact (catalog: deviation): the guide's choice is the alternative.
-        if (row.contains("deviation")) {
-          const Json& d = row["deviation"];
-          s.reason("preset", "onnx.preset.choose",
-                   "\"" + row["intent"].get<std::string>() + "\", for " + model + ": " + d["why"].get<std::string>() + (alts.empty() ? "" : "; alternative: " + join(alts)) +
-                       "; Quark's planning guide's choice: " + join(string_list(d["guide_presets"])));
-          return;
-        }
+      std::string alts;
+      const std::string p = first_fit(row["presets"], alts);
+      if (p.empty()) continue;
+      s.plan["preset"] = p;
+      // A row quarkplan adds where the guide's own choice fails a hardware
+      // or runtime fact (catalog: deviation): the guide's choice is the alternative.
+      if (row.contains("deviation")) {
+        const Json& d = row["deviation"];
         s.reason("preset", "onnx.preset.choose",
-                 "Quark's planning guide: \"" + row["intent"].get<std::string>() + "\", for " + model + (alts.empty() ? "" : "; alternative: " + join(alts)) + size_note());
+                 "\"" + row["intent"].get<std::string>() + "\", for " + model + ": " + d["why"].get<std::string>() + alts +
+                     "; Quark's planning guide's choice: " + join(string_list(d["guide_presets"])));
         return;
       }
+      s.reason("preset", "onnx.preset.choose", "Quark's planning guide: \"" + row["intent"].get<std::string>() + "\", for " + model + alts + size_note());
+      return;
     }
     // Else the target's candidates for the architecture (catalog preset_candidates), first that fits.
     std::vector<std::string> cands = s.cat.onnx_preset_candidates(t, a), skipped;
