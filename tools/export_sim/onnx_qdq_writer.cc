@@ -181,8 +181,21 @@ std::string quark_onnx_export(const std::string& float_model, const Json& plan, 
         add_node(&scratch, f.fused_op, w + "_" + f.fused_op, {w}, {w + "_" + f.fused_op + "_Output"}, f.domain);
         return w + "_" + f.fused_op + "_Output";
       }
-      add_init(g, w + "_scale", onnx::TensorProto::FLOAT, {}, scalar_float(f.weight_type == onnx::TensorProto::BFLOAT16 ? 1.0f : w_scale));
-      add_init(g, w + "_zero_point", f.weight_type, {}, zero_point(f.weight_type, false));
+      // Per-channel weights (onnx_specific.per_channel): one scale and zero
+      // point per channel of the weight's first axis, and the DQ's axis.
+      const bool per_channel = spec.value("per_channel", false) == true && !dims.empty() && dims[0] > 1;
+      if (per_channel) {
+        std::string scales, zps;
+        for (int64_t c = 0; c < dims[0]; ++c) {
+          scales += scalar_float(w_scale);
+          zps += zero_point(f.weight_type, false);
+        }
+        add_init(g, w + "_scale", onnx::TensorProto::FLOAT, {dims[0]}, scales);
+        add_init(g, w + "_zero_point", f.weight_type, {dims[0]}, zps);
+      } else {
+        add_init(g, w + "_scale", onnx::TensorProto::FLOAT, {}, scalar_float(f.weight_type == onnx::TensorProto::BFLOAT16 ? 1.0f : w_scale));
+        add_init(g, w + "_zero_point", f.weight_type, {}, zero_point(f.weight_type, false));
+      }
       std::string dq_in = w + "_quantized";
       if (f.float_weight_with_q) {
         dq_in = w + "_QuantizeLinear_Output";
@@ -190,7 +203,13 @@ std::string quark_onnx_export(const std::string& float_model, const Json& plan, 
       } else {
         add_init(g, w + "_quantized", f.weight_type, dims, std::string(n * type_bytes(f.weight_type), '\0'));
       }
-      add_node(&scratch, f.dq_op, w + "_DequantizeLinear", {dq_in, w + "_scale", w + "_zero_point"}, {w + "_DequantizeLinear_Output"}, f.domain);
+      auto* dq = add_node(&scratch, f.dq_op, w + "_DequantizeLinear", {dq_in, w + "_scale", w + "_zero_point"}, {w + "_DequantizeLinear_Output"}, f.domain);
+      if (per_channel) {
+        auto* axis = dq->add_attribute();
+        axis->set_name("axis");
+        axis->set_type(onnx::AttributeProto::INT);
+        axis->set_i(0);
+      }
       return w + "_DequantizeLinear_Output";
     };
 
