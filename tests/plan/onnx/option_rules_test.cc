@@ -280,10 +280,13 @@ std::vector<Scenario> onnx_layer_preset_scenarios() {
                                                                                       {"U8S8_AAWS", {{"/head/fc", "A17W8"}}},
                                                                                       {"U8S8_AAWS", {{"^/nothing/.*", "A16W8"}}},
                                                                                       {"U8S8_AAWS", {{"op:LSTM", "A16W8"}}}}) {
+           // Copies: clang 14 (the sanitizer build) cannot capture a structured binding in a lambda.
+           const std::string pr = preset;
+           const Json ls = layers;
            auto bad = plan(cnn_analysis(), [&](PlanRequest& r) {
              r.target = "cpu";
-             r.choices["preset"] = preset;
-             r.choices["onnx_specific.layer_presets"] = layers;
+             r.choices["preset"] = pr;
+             r.choices["onnx_specific.layer_presets"] = ls;
            });
            EXPECT_EQ(bad.status, PlanStatus::kInvalid) << preset << " " << layers.dump();
          }
