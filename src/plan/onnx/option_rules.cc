@@ -143,8 +143,7 @@ static void op_types_to_exclude(PlanState& s) {
             ((*p)["dynamic"].get<bool>() ? std::string("ONNX Runtime's quantize_dynamic") : std::string("Quark's MatMulNBits quantizer")) +
             ", which takes no op-type exclusion: exclude its nodes by name or '^...' pattern instead");
   spec(s)["op_types_to_exclude"] = list;
-  const Json* cm = s.plan["calibration"]["method"].is_string() ? s.cat.onnx_calibration(s.plan["calibration"]["method"]) : nullptr;
-  const bool legacy = p && ((*p)["quark_api"].value("route", "") != "qconfig" || spec(s).value("enable_npu_transformer", false) || (cm && (*cm)["qconfig"].is_null()));
+  const bool legacy = detail::legacy_route(s);
   s.reason("onnx_specific.op_types_to_exclude", "onnx.op_types.check",
            "Your choice: every node of these op types stays in float (" + join(said, ", ") + " nodes; " +
                (legacy ? std::string("on the legacy route, op_types_to_quantize lists the op types Quark would quantize less these") : std::string("Quark's layer_type_config={None: [...]}")) + ")");
@@ -521,8 +520,7 @@ void layer_presets(PlanState& s) {
     return;
   }
   const Json* p = preset(s);
-  const Json* cm = s.plan["calibration"]["method"].is_string() ? s.cat.onnx_calibration(s.plan["calibration"]["method"]) : nullptr;
-  if (p && ((*p)["quark_api"].value("route", "") != "qconfig" || spec(s).value("enable_npu_transformer", false) || (cm && (*cm)["qconfig"].is_null()))) {
+  if (detail::legacy_route(s)) {
     s.error("--layer-scheme: per-layer precision is Quark's QConfig specific_layer_config, and " + (*p)["name"].get<std::string>() +
             " stays a legacy preset here: choose a QConfig preset (U8S8_AAWS, S8S8_AAWS, XINT8, A16W8, ...) for the whole model");
     return;

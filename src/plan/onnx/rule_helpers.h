@@ -28,6 +28,15 @@ inline std::string family(const PlanState& s) {
   return p ? (*p)["family"].get<std::string>() : "";
 }
 inline Json& spec(PlanState& s) { return s.plan["onnx_specific"]; }
+// Whether Quark takes the plan's preset on its legacy route (get_default_config):
+// the preset's own route, or NPU transformer mode, or a calibration method with
+// no QConfig form keep it there (as plan/invocation_onnx.cc prints it).
+inline bool legacy_route(const PlanState& s) {
+  const Json* p = preset(s);
+  if (!p) return false;
+  const Json* cm = s.plan["calibration"]["method"].is_string() ? s.cat.onnx_calibration(s.plan["calibration"]["method"]) : nullptr;
+  return (*p)["quark_api"].value("route", "") != "qconfig" || s.plan["onnx_specific"].value("enable_npu_transformer", false) || (cm && (*cm)["qconfig"].is_null());
+}
 // The Ryzen AI NPU generation the plan is for (onnx.npu.generation), or nullptr.
 inline const Json* generation(const PlanState& s) {
   const Json& g = s.plan["onnx_specific"].value("npu_generation", Json());
