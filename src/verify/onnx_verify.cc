@@ -295,16 +295,41 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
         if (bwd.count(i) && !in(dq_ops, f.nodes[i].op_type) && !in(q_ops, f.nodes[i].op_type)) excluded.insert(f.nodes[i].name);
     }
   }
+  // Dynamic quantization (ONNX Runtime's quantize_dynamic, which Quark calls) rewrites a
+  // quantized node into an integer op named after it: Conv -> ConvInteger "<name>_quant",
+  // MatMul -> MatMulInteger "<name>_quant", Gemm -> MatMulInteger "<name>_MatMul_quant" + Add
+  // (onnxruntime/python/tools/quantization/operators/conv.py, matmul.py, gemm.py; seen on
+  // amd-quark 0.13 with onnxruntime 1.28). The op type the node had before, or "" for another node.
+  const bool dynamic_preset = preset && preset->value("dynamic", false);
+  auto dynamic_form_of = [&](const NodeRef& n) -> std::string {
+    if (!dynamic_preset) return "";
+    auto ends = [&](const std::string& suffix) { return n.name.size() > suffix.size() && n.name.compare(n.name.size() - suffix.size(), suffix.size(), suffix) == 0; };
+    if (n.op_type == "ConvInteger") return "Conv";
+    if (n.op_type == "MatMulInteger") return ends("_MatMul_quant") ? "Gemm" : "MatMul";
+    return "";
+  };
   // The same model: every op type the plan quantizes occurs as often as in the analysed model.
   if (const Json& counts = member(member(member(analysis, "quantization_targets"), "onnx_specific"), "op_counts"); counts.is_object()) {
+    // Quark's pre-processing fuses a MatMul with a constant weight and its Add into a Gemm
+    // (seen on PP-OCR with amd-quark 0.13 and 0.12.post1): where the plan quantizes both, the two
+    // are counted together.
+    const bool gemm_family = in(op_types, "MatMul") && in(op_types, "Gemm");
+    auto count_of = [&](const std::string& op) {
+      return counts.contains(op) && counts[op].is_number_unsigned() ? counts[op].get<uint64_t>() : uint64_t{0};
+    };
     for (const auto& op : op_types) {
-      uint64_t want = counts.contains(op) && counts[op].is_number_unsigned() ? counts[op].get<uint64_t>() : 0;
+      if (gemm_family && op == "Gemm") continue;  // counted with MatMul
+      const bool both = gemm_family && op == "MatMul";
+      uint64_t want = count_of(op) + (both ? count_of("Gemm") : 0);
       uint64_t got = 0;
-      for (const auto& n : f.nodes)
+      for (const auto& n : f.nodes) {
         // MATMUL_NBITS rewrites MatMul into MatMulNBits: together they keep the count.
-        got += n.op_type == op || (op == "MatMul" && n.op_type == "MatMulNBits");
+        auto is = [&](const std::string& o) { return n.op_type == o || (o == "MatMul" && n.op_type == "MatMulNBits") || dynamic_form_of(n) == o; };
+        got += is(op) || (both && is("Gemm"));
+      }
       ++model.checked;
-      if (want != got) model_sink.add(op, std::to_string(want) + " " + op + " nodes (the analysed model)", std::to_string(got));
+      const std::string label = both ? "MatMul+Gemm" : op;
+      if (want != got) model_sink.add(label, std::to_string(want) + " " + label + " nodes (the analysed model)", std::to_string(got));
     }
   }
   model_sink.flush_into(model);
@@ -410,8 +435,12 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
   FailureSink q_sink, x_sink, t_sink;
   GroupBuilder kept_q{"quantized (" + preset_name + ")", {}, {}}, kept_x{"excluded (float)", {}, {}};
   const bool nbits = preset && preset->value("quant_format", "") == "MatMulNBits";
-  const bool dynamic = preset && preset->value("dynamic", false);
-  const bool weight_only = preset && (*preset)["activation_type"].is_null();
+  const bool dynamic = dynamic_preset;
+  // Weight-only: the preset's own (no activation type), or an algorithm that makes the run so
+  // (catalog weights_only_run: GPTQ on the QDQ route), or WeightsOnly set by the plan.
+  bool weight_only = (preset && (*preset)["activation_type"].is_null()) || flag_of(extra, "WeightsOnly");
+  for (const auto& a : string_list(member(plan, "algorithms")))
+    if (const Json* alg = catalog.onnx_algorithm(a); alg && alg->contains("weights_only_run")) weight_only = true;
   uint64_t float_weights_left = 0;
   for (const auto& n : f.nodes) {
     if (!in(op_types, n.op_type)) continue;
@@ -460,7 +489,14 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
       }
       continue;
     }
-    if (nbits || dynamic) continue;  // counted below / not checked node by node
+    if (nbits) continue;  // counted below
+    if (dynamic) {
+      // Every quantized node became its integer op (counted below): a weighted one left is float.
+      ++quantized.checked;
+      q_sink.add(n.name, n.op_type + " rewritten to its integer op (dynamic quantization)", "left in float");
+      kept_q.broken.push_back(n.name);
+      continue;
+    }
     ++quantized.checked;
     std::vector<std::string> missing;
     for (const auto& s : wsrc)
@@ -494,6 +530,10 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
     const Json* lp = layer_preset_of(n);
     const Json* na = lp ? info_of(lp, "activation_type") : act_type;
     const Json* nw = lp ? info_of(lp, "weight_type") : w_type;
+    // An algorithm that writes its own weight type for this op (catalog run_weight_types: GPTQ's uint8 MatMuls).
+    for (const auto& a : string_list(member(plan, "algorithms")))
+      if (const Json* alg = catalog.onnx_algorithm(a); alg && alg->contains("run_weight_types") && (*alg)["run_weight_types"].contains(n.op_type))
+        nw = info_of(&(*alg)["run_weight_types"], n.op_type.c_str());
     const std::string pname = lp ? (*lp)["name"].get<std::string>() + " (--layer-scheme)" : preset_name;
     std::vector<std::string> wrong;
     for (const auto& s : wsrc)
@@ -520,7 +560,12 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
     dtypes.skipped = "MatMulNBits packs its weights itself (no Q/DQ pairs)";
   }
   if (dynamic) {
-    quantized.skipped = dtypes.skipped = "dynamic quantization writes ONNX Runtime integer ops, not Q/DQ pairs; verify checks static Q/DQ models";
+    for (const auto& n : f.nodes)
+      if (!dynamic_form_of(n).empty()) {
+        ++quantized.checked;
+        kept_q.kept.push_back(n.name);
+      }
+    dtypes.skipped = "dynamic quantization writes ONNX Runtime integer ops (ConvInteger, MatMulInteger), which quantize activations at run time";
   }
   q_sink.flush_into(quantized);
   x_sink.flush_into(excl);

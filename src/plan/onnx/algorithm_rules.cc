@@ -132,6 +132,18 @@ void algorithm_compat(PlanState& s) {
                    a.get<std::string>() + " with " + (*p)["name"].get<std::string>() + ": " + (*aj)["requires_integer_weights"].get<std::string>() + ", not " + w + " weights.",
                    "--algorithm none, or an INT8 preset (A8W8) for GPTQ");
     }
+    // An algorithm Quark itself crashes on for these op types (catalog quark_fails_on): never kept.
+    if (aj->contains("quark_fails_on")) {
+      const Json& f = (*aj)["quark_fails_on"];
+      const Json& counts = s.analysis["quantization_targets"]["onnx_specific"]["quantizable_op_counts"];
+      std::vector<std::string> present;
+      for (const auto& op : f["op_types"])
+        if (counts.contains(op.get<std::string>()) && counts[op.get<std::string>()].is_number() && counts[op.get<std::string>()].get<double>() > 0) present.push_back(op);
+      if (!present.empty())
+        s.conflict("onnx.algorithms.compatibility", "algorithms",
+                   a.get<std::string>() + " on this model (" + join(present, ", ") + " nodes): " + f["message"].get<std::string>() + ".",
+                   "--algorithm none (or AdaRound/AdaQuant, which also correct the rounding error)", true);
+    }
     // What the algorithm does to the plan that its name does not say (catalog plan_note: GPTQ makes the run weights-only).
     if (aj->contains("plan_note")) {
       const Json& n = (*aj)["plan_note"];

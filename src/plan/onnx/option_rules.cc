@@ -205,6 +205,31 @@ void fp16_model(PlanState& s) {
     spec(s)["extra_options"]["ConvertFP16ToFP32"] = true;
     s.reason("onnx_specific.extra_options.ConvertFP16ToFP32", "onnx.fp16.convert", "FP16 model: calibrate in FP32 (Quark converts first)");
   }
+  // Quark's CLE cannot equalize the model its FP16-to-FP32 conversion writes: it finds no weight
+  // initializer for the Conv and raises IndexError (quark/onnx/algorithm/cle/equalization.py,
+  // _cross_layer_equalize, `head_w_b[0].dims[0]`; run by tests/quark_real with amd-quark 0.13 and
+  // 0.12.post1 on an FP16 CNN). A default CLE is dropped; a CLE the user asked for is a conflict.
+  const Json& extra = spec(s)["extra_options"];
+  const bool converts = extra.contains("ConvertFP16ToFP32") && extra["ConvertFP16ToFP32"] == true;
+  if (!converts || !spec(s)["include_cle"].get<bool>()) return;
+  const std::string why = "Quark's CLE fails on a model converted from FP16 (ConvertFP16ToFP32): equalization.py finds no Conv weight "
+                          "initializer in the converted model and raises IndexError before calibration.";
+  const Json* asked_algos = s.choice("algorithms");
+  const Json* asked_cle = s.choice("onnx_specific.include_cle");
+  bool asked = asked_cle && asked_cle->is_boolean() && asked_cle->get<bool>();
+  if (asked_algos && asked_algos->is_string()) asked = asked || asked_algos->get<std::string>().find("CLE") != std::string::npos;
+  if (asked_algos && asked_algos->is_array())
+    for (const auto& a : *asked_algos) asked = asked || a == "CLE";
+  if (asked) {  // Quark raises on it: never kept, even with --insist
+    s.conflict("onnx.fp16.convert", "algorithms", why, "no CLE (--algorithm none), or an FP32 export of the model", true);
+    return;
+  }
+  spec(s)["include_cle"] = false;
+  Json kept = Json::array();
+  for (const auto& a : s.plan["algorithms"])
+    if (a != "CLE") kept.push_back(a);
+  s.plan["algorithms"] = kept;
+  s.reason("onnx_specific.include_cle", "onnx.fp16.convert", "No CLE: " + why);
 }
 
 void subgraphs(PlanState& s) {

@@ -29,6 +29,15 @@ std::vector<Scenario> onnx_algorithm_scenarios() {
       {"onnx.algorithms.compatibility", [] {
          auto o = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["algorithms"] = "AutoMixprecision"; });
          EXPECT_TRUE(cites(o, "onnx.algorithms.compatibility"));
+         // BiasCorrection: Quark raises KeyError on any quantized Conv/Gemm (catalog quark_fails_on,
+         // seen in tests/quark_real): a conflict even with --insist; a MatMul-only model runs it.
+         for (bool insist : {false, true}) {
+           auto bc = plan(cnn_analysis(), [&](PlanRequest& r) { r.target = "cpu"; r.choices["algorithms"] = "BiasCorrection"; r.insist = insist; });
+           ASSERT_EQ(bc.status, PlanStatus::kConflict);
+           EXPECT_NE(bc.conflicts[0].message.find("KeyError"), std::string::npos) << bc.conflicts[0].message;
+         }
+         auto mm = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["algorithms"] = "BiasCorrection"; });
+         EXPECT_NE(mm.status, PlanStatus::kConflict);
        }},
       {"onnx.algorithms.exclusive", [] {
          // Quark keeps only one of AdaRound/AdaQuant: both in the plan is a conflict --insist cannot keep.
@@ -48,7 +57,7 @@ std::vector<Scenario> onnx_algorithm_scenarios() {
          EXPECT_EQ(twin.status, PlanStatus::kConfirmed);
        }},
       {"onnx.algorithms.at_most_two", [] {
-         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["algorithms"] = Json::parse(R"(["CLE","BiasCorrection","AdaRound"])"); });
+         auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["algorithms"] = Json::parse(R"(["CLE","SmoothQuant","AdaRound"])"); });
          EXPECT_TRUE(cites(o, "onnx.algorithms.at_most_two"));
          EXPECT_EQ(o.status, PlanStatus::kConfirmed);  // recorded, kept
        }},

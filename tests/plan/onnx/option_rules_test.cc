@@ -80,8 +80,21 @@ std::vector<Scenario> onnx_option_scenarios() {
          EXPECT_FALSE(a21.plan["risks"].dump().find("com.microsoft") != std::string::npos);
        }},
       {"onnx.fp16.convert", [] {
-         auto o = plan(with(cnn_analysis(), "model.onnx_specific.weights.by_dtype", Json::parse(R"({"float16":100})")), [](PlanRequest& r) { r.target = "cpu"; });
+         const Json fp16 = with(cnn_analysis(), "model.onnx_specific.weights.by_dtype", Json::parse(R"({"float16":100})"));
+         auto o = plan(fp16, [](PlanRequest& r) { r.target = "cpu"; });
          EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["ConvertFP16ToFP32"], true);
+         // Quark's CLE raises IndexError on the converted model (seen in tests/quark_real): the
+         // default CLE of an INT8 CNN is dropped, one the user asks for is a conflict --insist cannot keep.
+         EXPECT_EQ(o.plan["onnx_specific"]["include_cle"], false);
+         EXPECT_EQ(std::count(o.plan["algorithms"].begin(), o.plan["algorithms"].end(), "CLE"), 0);
+         EXPECT_NE(o.plan["reasons"]["onnx_specific.include_cle"].get<std::string>().find("[onnx.fp16.convert]"), std::string::npos);
+         auto fp32 = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; });
+         EXPECT_EQ(fp32.plan["onnx_specific"]["include_cle"], true);
+         for (bool insist : {false, true}) {
+           auto asked = plan(fp16, [&](PlanRequest& r) { r.target = "cpu"; r.choices["algorithms"] = "CLE"; r.insist = insist; });
+           ASSERT_EQ(asked.status, PlanStatus::kConflict);
+           EXPECT_EQ(asked.conflicts[0].rule, "onnx.fp16.convert");
+         }
        }},
       {"onnx.subgraphs", [] {
          // Silero VAD: every Conv weight sits inside If bodies.
