@@ -405,6 +405,16 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
     std::string t = (*p)[key].get<std::string>();
     return types.contains(t) ? &types[t] : nullptr;
   };
+  // A mixed-precision preset's AutoMixprecision moves layers to its target types (the preset's
+  // extra_options AutoMixprecision Act/WeightTargetQuantType: INT8 under S16S16_MIXED_S8S8, BFP or
+  // MX under BF16_MIXED_*): a layer may carry either (seen in Quark's exports, tests/quark_real).
+  const Json* mixed_a = nullptr;
+  const Json* mixed_w = nullptr;
+  if (preset && preset->value("auto_mixprecision", false) && (*preset)["extra_options"].contains("AutoMixprecision")) {
+    const Json& am = (*preset)["extra_options"]["AutoMixprecision"];
+    mixed_a = info_of(&am, "ActTargetQuantType");
+    mixed_w = info_of(&am, "WeightTargetQuantType");
+  }
   auto type_ok = [&](const Json* info, const Source& s) {
     if (!info) return true;
     if (info->value("form", "qdq") == "fused") return s.dq && s.dq->op_type == info->value("op", "");
@@ -537,8 +547,8 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
     const std::string pname = lp ? (*lp)["name"].get<std::string>() + " (--layer-scheme)" : preset_name;
     std::vector<std::string> wrong;
     for (const auto& s : wsrc)
-      if (s.dq && !type_ok(nw, s)) wrong.push_back("weight " + found_type(s));
-    if (!weight_only && act.dq && !type_ok(na, act)) wrong.push_back("activation " + found_type(act));
+      if (s.dq && !type_ok(nw, s) && (!mixed_w || !type_ok(mixed_w, s))) wrong.push_back("weight " + found_type(s));
+    if (!weight_only && act.dq && !type_ok(na, act) && (!mixed_a || !type_ok(mixed_a, act))) wrong.push_back("activation " + found_type(act));
     if (!wrong.empty()) {
       std::string s;
       for (const auto& w : wrong) s += (s.empty() ? "" : "; ") + w;

@@ -70,6 +70,16 @@ def first_line(text: str) -> str:
     return ""
 
 
+def broken_checks(verify_json: str) -> list[str]:
+    """The ids of the checks `quarkplan verify --json` reports broken (under "error" when any is)."""
+    try:
+        j = json.loads(verify_json)
+    except ValueError:
+        return []
+    v = j.get("verification") or j.get("error", {}).get("verification") or j
+    return [c.get("id") for c in v.get("checks", []) if c.get("result") == "broken"]
+
+
 def model_inputs(path: str):
     import onnx
 
@@ -141,6 +151,7 @@ class Runner:
         self.n = 0
         self.seconds = 0.0
         self.case_t0 = 0.0
+        self.variants = 0
 
     # --- inputs -------------------------------------------------------------
     def prepare(self):
@@ -204,15 +215,54 @@ class Runner:
             return self.report("PASS", name, "a draft (its open questions answered at run time): Quark ran it; verify checks confirmed plans only")
         rc, out, err = sh([self.q, "verify", "quant_plan.json", str(output), "--json"], cwd=d)
         if rc != 0:
-            broken = []
-            try:
-                for c in json.loads(out).get("checks", []):
-                    if c.get("status") not in ("kept", "not_applicable", "skipped"):
-                        broken.append(f"{c.get('id')}: {c.get('message', '')}"[:300])
-            except ValueError:
-                broken.append(first_line(err or out))
-            return self.verdict(name, "verify", "; ".join(broken) or first_line(err or out))
+            return self.verdict(name, "verify", first_line(err or out) + f" (broken: {', '.join(broken_checks(out))})")
+        # The broken-promise variants: the same export edited, which verify must refuse.
+        broken = self.broken_variant(d, output)
+        if broken is not None:
+            variant, check = broken
+            rc, out, err = sh([self.q, "verify", "quant_plan.json", str(variant), "--json"], cwd=d)
+            ids = broken_checks(out)
+            if rc != 2 or check not in ids:
+                return self.verdict(name, "verify", f"an export edited to break {check} passed verify (exit {rc}, broken: {ids})")
+            self.variants += 1
         self.report("PASS", name, "")
+
+    def broken_variant(self, d: Path, output: Path):
+        """A copy of Quark's export with one promise broken, and the check that must catch it:
+        a power-of-two scale made 1.5 times larger (NPU CNN plans), or an INT8 weight's zero point
+        turned into UINT8 (plans whose weights are INT8). None where neither applies."""
+        import onnx
+        from onnx import TensorProto, numpy_helper
+
+        plan = json.loads((d / "quant_plan.json").read_text())
+        m = onnx.load(str(output), load_external_data=False)
+        inits = {t.name: t for t in m.graph.initializer}
+        if plan.get("onnx_specific", {}).get("enable_npu_cnn") or "XINT8" in str(plan.get("preset")):
+            for n in m.graph.node:
+                if n.op_type in ("DequantizeLinear", "QuantizeLinear") and len(n.input) > 1 and n.input[1] in inits:
+                    t = inits[n.input[1]]
+                    a = numpy_helper.to_array(t).astype(np.float32) * 1.5
+                    t.CopyFrom(numpy_helper.from_array(a.astype(numpy_helper.to_array(t).dtype), t.name))
+                    break
+            else:
+                return None
+            check = "verify.onnx.power_of_two"
+        else:
+            producer = {o: n for n in m.graph.node for o in n.output}
+            weight_dqs = [producer[n.input[1]] for n in m.graph.node
+                          if n.op_type in ("Conv", "Gemm", "MatMul") and len(n.input) > 1 and n.input[1] in producer]
+            for n in weight_dqs:
+                if n.op_type == "DequantizeLinear" and len(n.input) > 2 and n.input[0] in inits and n.input[2] in inits \
+                        and inits[n.input[2]].data_type == TensorProto.INT8:
+                    t = inits[n.input[2]]
+                    t.CopyFrom(numpy_helper.from_array(np.full(numpy_helper.to_array(t).shape, 128, dtype=np.uint8), t.name))
+                    break
+            else:
+                return None
+            check = "verify.onnx.data_types"
+        variant = d / ("broken_" + output.name)
+        onnx.save(m, str(variant))
+        return variant, check
 
     def run_script(self, d: Path, argv: list[str]):
         """The script as __main__ in a child forked from this process (Quark already imported)."""
@@ -357,6 +407,7 @@ def main():
     run = c["PASS"] + c["FAIL"] + c["KNOWN"]
     print(f"quark {a.release} (onnxruntime {onnxruntime.__version__}): {run} plans run by Quark, {c['PASS']} passed, "
           f"{c['FAIL']} failed, {c['KNOWN']} known failures (known.json); {c['REFUSED']} refused by quarkplan before a script; "
+          f"{r.variants} edited exports refused by verify as they should be; "
           f"{time.time() - t0:.0f} s ({r.seconds:.0f} s in Quark)")
     return 1 if c["FAIL"] else 0
 

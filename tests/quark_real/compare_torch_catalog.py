@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""quarkplan's Torch catalog against the Quark it describes (issue #23, item 5).
+
+Usage (with a release's Python, scripts/quark_env.sh --python RELEASE):
+    compare_torch_catalog.py CATALOG_DIR RELEASE
+
+Imports Quark's own template registry (quark.torch.LLMTemplate) and compares, for every model type:
+the template exists on both sides, its default exclusions (exclude_layers_name), KV-cache and
+attention-output layer patterns (kv_layers_name, q_layer_name), its built-in algorithm configs
+(algo_config), and the scheme names Quark's registry takes (get_supported_schemes). For the release
+the catalog is stamped with (catalog/torch.json quark_version) a difference fails; for another
+release the differences are listed as what a catalog of that release must hold (issue #21), and
+the script exits 0. Prints one line per difference and a summary line.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def listify(v):
+    if v is None:
+        return []
+    if isinstance(v, (list, tuple, set)):
+        return sorted(str(x) for x in v)
+    return [str(v)]
+
+
+def quark_templates():
+    from quark.torch import LLMTemplate
+
+    out = {}
+    for name in LLMTemplate.list_available():
+        t = LLMTemplate.get(name)
+        algos = getattr(t, "algo_config", None)
+        if isinstance(algos, dict):  # every algorithm Quark knows is a key; the template's own configs are not None
+            algo_names = sorted(str(k).lower() for k, v in algos.items() if v is not None)
+        else:
+            algo_names = sorted({str(getattr(a, "name", type(a).__name__)).lower() for a in (algos or [])})
+        out[name] = {
+            "exclude": listify(getattr(t, "exclude_layers_name", None)),
+            "kv_layers": listify(getattr(t, "kv_layers_name", None)),
+            "q_layers": listify(getattr(t, "q_layer_name", None)),
+            "algorithms": algo_names,
+        }
+    return out
+
+
+def main(argv):
+    catalog_dir, release = Path(argv[1]), argv[2]
+    import quark
+
+    if quark.__version__ != release:
+        print(f"this Python runs amd-quark {quark.__version__}, not {release}", file=sys.stderr)
+        return 2
+    cat = json.loads((catalog_dir / "torch.json").read_text())
+    stamped = cat["quark_version"].split()[0] == release  # "0.12.post1 (amd/Quark main @...)"
+    ours = {t["model_type"]: t for t in cat["templates"]}
+    theirs = quark_templates()
+    diffs = []
+    for name in sorted(set(ours) | set(theirs)):
+        if name not in theirs:
+            diffs.append(f"{name}: in the catalog, not a template of amd-quark {release}")
+            continue
+        if name not in ours:
+            diffs.append(f"{name}: a template of amd-quark {release}, not in the catalog")
+            continue
+        o, q = ours[name], theirs[name]
+        for field, key in (("exclude_defaults", "exclude"), ("kv_layers", "kv_layers"), ("q_layers", "q_layers")):
+            if listify(o.get(field)) != q[key]:
+                diffs.append(f"{name}: {field} {listify(o.get(field))} in the catalog, {q[key]} in Quark")
+        if sorted(a.lower() for a in o.get("builtin_algorithms") or []) != q["algorithms"]:
+            diffs.append(f"{name}: builtin_algorithms {sorted(o.get('builtin_algorithms') or [])} in the catalog, {q['algorithms']} in Quark")
+    for d in diffs:
+        print(("MISMATCH " if stamped else "DIFFERS ") + d)
+    what = "the catalog's own release" if stamped else f"not the catalog's release ({cat['quark_version']}): what a {release} catalog must hold (issue #21)"
+    print(f"torch templates, amd-quark {release} ({what}): {len(theirs)} in Quark, {len(ours)} in the catalog, {len(diffs)} differences")
+    return 1 if stamped and diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
