@@ -20,6 +20,7 @@ const std::vector<Rule>& rule_registry() {
       {"onnx.preset.op_types_present", "onnx", "A preset whose op types the model does not hold (in or out of subgraphs) is a conflict with the alternative that fits", onnx_rules::op_types_present},
       {"onnx.recurrent.risk", "onnx", "A recurrent model (LSTM/GRU/RNN ops or unrolled cells) carries the intake's recurrent risk into the plan", onnx_rules::recurrent_risk},
       {"onnx.npu.flags_tied", "onnx", "enable_npu_cnn / enable_npu_transformer equal the deployment target", onnx_rules::npu_flags_tied},
+      {"onnx.npu_transformer.constant_weights", "onnx", "Quark's NPU transformer flow quantizes only MatMuls with initializer weights: a model whose weights are all Constant nodes is a conflict, some a risk", onnx_rules::npu_transformer_constant_weights},
       {"onnx.calibration.method", "onnx", "Calibration method from the user, else PowerOfTwo_MinMSE for NPU CNN, else the preset's", onnx_rules::calibration_method},
       {"onnx.calibration.outlier_percentile", "onnx", "Planning guide step 4: Percentile for transformers whose weights carry outliers (--weight-stats)", onnx_rules::outlier_percentile},
       {"onnx.calibration.layerwise_percentile", "onnx", "Planning guide step 4: LayerWisePercentile for transformers when the goal is accuracy", onnx_rules::layerwise_percentile},

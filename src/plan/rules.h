@@ -53,6 +53,7 @@ void preset_known(PlanState&);
 void target_gate(PlanState&);
 void custom_ops_gate(PlanState&);
 void npu_flags_tied(PlanState&);
+void npu_transformer_constant_weights(PlanState&);
 void calibration_method(PlanState&);
 void npu_cnn_pof2(PlanState&);
 void xint8_pof2(PlanState&);

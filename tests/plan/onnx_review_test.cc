@@ -62,7 +62,9 @@ TEST(OnnxReview, PlansMadeWithAnInstallResultExplainAndValidate) {
   write_file(d / "ir_ok.json",
              R"({"status":"ok","onnxruntime_package":"onnxruntime","verification":{"available_providers":["CPUExecutionProvider"],"custom_ops_compile_ok":true}})");
   write_calibration_set(d / "calib", real_model(kRec));
-  for (const char* t : {"cuda", "rocm", "npu_cnn", "npu_transformer"}) {
+  // (Not npu_transformer: every weight of PP-OCR's recognizer is a Constant node, which Quark's NPU
+  // transformer flow cannot quantize, a conflict: onnx.npu_transformer.constant_weights.)
+  for (const char* t : {"cuda", "rocm", "npu_cnn"}) {
     SCOPED_TRACE(t);
     std::string out = (d / (std::string("r_") + t + ".json")).string();
     auto p = run_quarkplan({"plan", real_model(kRec).string(), "--target", t, "--install-result", (d / "ir_ok.json").string(), "--calib-data",

