@@ -537,8 +537,13 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
       if (!sc) continue;
       ++gran.checked;
       const bool channels = sc->rank == 1 && sc->numel > 1;
-      if (channels != per_channel)
-        g_sink.add(n.name, per_channel ? "one weight scale per output channel (per_channel)" : "one weight scale for the tensor",
+      // An algorithm that sets its own granularity for this op (catalog run_weight_granularity: GPTQ's per-column MatMul scales).
+      bool want_channels = per_channel;
+      for (const auto& a : string_list(member(plan, "algorithms")))
+        if (const Json* alg = catalog.onnx_algorithm(a); alg && alg->contains("run_weight_granularity") && (*alg)["run_weight_granularity"].contains(n.op_type))
+          want_channels = (*alg)["run_weight_granularity"][n.op_type] == "per_channel";
+      if (channels != want_channels)
+        g_sink.add(n.name, want_channels ? "one weight scale per output channel (per_channel)" : "one weight scale for the tensor",
                    std::string("scale ") + sc->name + " with " + std::to_string(sc->numel) + (sc->numel == 1 ? " value" : " values"));
     }
     const Json* lp = layer_preset_of(n);
