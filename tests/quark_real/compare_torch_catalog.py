@@ -7,7 +7,8 @@ Usage (with a release's Python, scripts/quark_env.sh --python RELEASE):
 Imports Quark's own template registry (quark.torch.LLMTemplate) and compares, for every model type:
 the template exists on both sides, its default exclusions (exclude_layers_name), KV-cache and
 attention-output layer patterns (kv_layers_name, q_layer_name), its built-in algorithm configs
-(algo_config), and the scheme names Quark's registry takes (get_supported_schemes). For the release
+(algo_config); and the scheme names Quark's registry takes (get_supported_schemes) against the
+catalog's schemes and aliases. For the release
 the catalog is stamped with (catalog/torch.json quark_version) a difference fails; for another
 release the differences are listed as what a catalog of that release must hold (issue #21), and
 the script exits 0. Prints one line per difference and a summary line.
@@ -72,10 +73,20 @@ def main(argv):
                 diffs.append(f"{name}: {field} {listify(o.get(field))} in the catalog, {q[key]} in Quark")
         if sorted(a.lower() for a in o.get("builtin_algorithms") or []) != q["algorithms"]:
             diffs.append(f"{name}: builtin_algorithms {sorted(o.get('builtin_algorithms') or [])} in the catalog, {q['algorithms']} in Quark")
+    # The scheme names Quark's registry takes (the same for every template: llama's is read).
+    from quark.torch import LLMTemplate
+
+    quark_schemes = set(LLMTemplate.get("llama").get_supported_schemes())
+    catalog_schemes = {x["name"] for x in cat["schemes"]} | set(cat.get("scheme_aliases", {}))
+    for name in sorted(quark_schemes - catalog_schemes):
+        diffs.append(f"scheme {name}: Quark's registry takes it, the catalog does not know it")
+    for name in sorted(catalog_schemes - quark_schemes):
+        diffs.append(f"scheme {name}: in the catalog, not in Quark's registry")
     for d in diffs:
         print(("MISMATCH " if stamped else "DIFFERS ") + d)
     what = "the catalog's own release" if stamped else f"not the catalog's release ({cat['quark_version']}): what a {release} catalog must hold (issue #21)"
-    print(f"torch templates, amd-quark {release} ({what}): {len(theirs)} in Quark, {len(ours)} in the catalog, {len(diffs)} differences")
+    print(f"torch templates and schemes, amd-quark {release} ({what}): {len(theirs)} templates and {len(quark_schemes)} schemes in Quark, "
+          f"{len(ours)} and {len(catalog_schemes)} in the catalog, {len(diffs)} differences")
     return 1 if stamped and diffs else 0
 
 
