@@ -724,6 +724,16 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
   for (const auto& w : member(member(plan, "estimates"), "weights"))
     if (text_of(w, "scheme") == preset_name && w.contains("bytes") && w["bytes"].is_number_unsigned()) {
       r.estimated_bytes = w["bytes"].get<uint64_t>();
+      // A mixed-precision preset's AutoMixprecision may move every quantized weight down to its
+      // target type (S16S16_MIXED_S8S8: 16 to 8 bits; seen on a transformer with amd-quark 0.13):
+      // the estimate is then the upper end and the all-target size the lower.
+      if (mixed_w && !mixed_w->value("keeps_float_weights", false) && preset && (*preset)["weight_bits"].is_number() && w.contains("quantized_params")) {
+        const std::string t = (*preset)["extra_options"]["AutoMixprecision"].value("WeightTargetQuantType", "");
+        const size_t digits = t.find_first_of("0123456789");
+        const double target_bits = digits == std::string::npos ? 0 : std::stod(t.substr(digits));
+        const double drop = w["quantized_params"].get<double>() * ((*preset)["weight_bits"].get<double>() - target_bits) / 8;
+        if (target_bits > 0 && drop > 0 && drop < static_cast<double>(r.estimated_bytes)) r.estimated_min_bytes = r.estimated_bytes - static_cast<uint64_t>(drop);
+      }
       break;
     }
   if (float_weights_left) r.notes.push_back(std::to_string(float_weights_left) + " weights of quantized op types are still float.");

@@ -26,16 +26,21 @@ Result verify_export(const Json& plan, const Json& analysis, const std::string& 
   r.size_tolerance = options.size_tolerance;
   if (r.estimated_bytes) {
     size.checked = 1;
-    double ratio = static_cast<double>(r.exported_bytes) / static_cast<double>(r.estimated_bytes);
+    // Below the estimate, the lower bound a mixed preset may reach counts (estimated_min_bytes).
+    const uint64_t low = r.estimated_min_bytes && r.exported_bytes < r.estimated_bytes ? r.estimated_min_bytes : r.estimated_bytes;
+    double ratio = r.exported_bytes >= r.estimated_bytes ? static_cast<double>(r.exported_bytes) / static_cast<double>(r.estimated_bytes)
+                   : r.exported_bytes >= low                ? 1.0
+                                                            : static_cast<double>(r.exported_bytes) / static_cast<double>(low);
     // An absolute allowance too: a small model's graph records (node names,
     // scale and zero-point entries) outweigh any fraction of its weights.
     const uint64_t slack = 64 * 1024;
-    uint64_t diff = r.exported_bytes > r.estimated_bytes ? r.exported_bytes - r.estimated_bytes : r.estimated_bytes - r.exported_bytes;
+    uint64_t diff = r.exported_bytes > r.estimated_bytes ? r.exported_bytes - r.estimated_bytes : r.exported_bytes >= low ? 0 : low - r.exported_bytes;
     if ((ratio < 1 - options.size_tolerance || ratio > 1 + options.size_tolerance) && diff > slack) {
       char pct[32], tol[32];
       std::snprintf(pct, sizeof pct, "%+.1f %%", (ratio - 1) * 100);
       std::snprintf(tol, sizeof tol, "%.0f %%", options.size_tolerance * 100);
-      size.failures.push_back({r.flow == "onnx" ? "the quantized model" : "the exported weights", format_bytes(r.estimated_bytes) + " +- " + tol + " (or 64 KiB)",
+      size.failures.push_back({r.flow == "onnx" ? "the quantized model" : "the exported weights",
+                               (low != r.estimated_bytes ? format_bytes(low) + " to " : std::string()) + format_bytes(r.estimated_bytes) + " +- " + tol + " (or 64 KiB)",
                                format_bytes(r.exported_bytes) + ", " + pct + " from the estimate"});
     }
   } else {

@@ -57,6 +57,7 @@ struct Result {
   std::vector<ByteShare> bytes;
   uint64_t exported_bytes = 0;
   uint64_t estimated_bytes = 0;  // 0 when the plan has no estimate
+  uint64_t estimated_min_bytes = 0;  // a lower bound below it, when the preset may go smaller (mixed precision); 0: none
   double size_tolerance = 0;     // the fraction the size check allowed
   std::vector<std::string> notes;  // facts the checks could not use, and why
   bool ok() const;
