@@ -449,12 +449,23 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
   FailureSink q_sink, x_sink, t_sink;
   GroupBuilder kept_q{"quantized (" + preset_name + ")", {}, {}}, kept_x{"excluded (float)", {}, {}};
   const bool nbits = preset && preset->value("quant_format", "") == "MatMulNBits";
-  const bool dynamic = dynamic_preset;
   // Weight-only: the preset's own (no activation type), or an algorithm that makes the run so
   // (catalog weights_only_run: GPTQ on the QDQ route), or WeightsOnly set by the plan.
   bool weight_only = (preset && (*preset)["activation_type"].is_null()) || flag_of(extra, "WeightsOnly");
-  for (const auto& a : string_list(member(plan, "algorithms")))
-    if (const Json* alg = catalog.onnx_algorithm(a); alg && alg->contains("weights_only_run")) weight_only = true;
+  // What the plan's algorithms do to its weights, read once (catalog weights_only_run,
+  // run_weight_granularity, run_weight_types: GPTQ's per-column uint8 MatMuls).
+  std::map<std::string, bool> algo_per_channel;
+  std::map<std::string, const Json*> algo_weight_type;
+  for (const auto& a : string_list(member(plan, "algorithms"))) {
+    const Json* alg = catalog.onnx_algorithm(a);
+    if (!alg) continue;
+    if (alg->contains("weights_only_run")) weight_only = true;
+    if (alg->contains("run_weight_granularity"))
+      for (const auto& [op, g] : (*alg)["run_weight_granularity"].items()) algo_per_channel[op] = g == "per_channel";
+    if (alg->contains("run_weight_types"))
+      for (const auto& [op, t] : (*alg)["run_weight_types"].items())
+        if (t.is_string()) algo_weight_type[op] = info_of(&(*alg)["run_weight_types"], op.c_str());
+  }
   uint64_t float_weights_left = 0;
   for (const auto& n : f.nodes) {
     if (!in(op_types, n.op_type)) continue;
@@ -504,7 +515,7 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
       continue;
     }
     if (nbits) continue;  // counted below
-    if (dynamic) {
+    if (dynamic_preset) {
       // Every quantized node became its integer op (counted below): a weighted one left is float.
       ++quantized.checked;
       q_sink.add(n.name, n.op_type + " rewritten to its integer op (dynamic quantization)", "left in float");
@@ -538,10 +549,8 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
       ++gran.checked;
       const bool channels = sc->rank == 1 && sc->numel > 1;
       // An algorithm that sets its own granularity for this op (catalog run_weight_granularity: GPTQ's per-column MatMul scales).
-      bool want_channels = per_channel;
-      for (const auto& a : string_list(member(plan, "algorithms")))
-        if (const Json* alg = catalog.onnx_algorithm(a); alg && alg->contains("run_weight_granularity") && (*alg)["run_weight_granularity"].contains(n.op_type))
-          want_channels = (*alg)["run_weight_granularity"][n.op_type] == "per_channel";
+      const auto ag = algo_per_channel.find(n.op_type);
+      const bool want_channels = ag == algo_per_channel.end() ? per_channel : ag->second;
       if (channels != want_channels)
         g_sink.add(n.name, want_channels ? "one weight scale per output channel (per_channel)" : "one weight scale for the tensor",
                    std::string("scale ") + sc->name + " with " + std::to_string(sc->numel) + (sc->numel == 1 ? " value" : " values"));
@@ -550,9 +559,7 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
     const Json* na = lp ? info_of(lp, "activation_type") : act_type;
     const Json* nw = lp ? info_of(lp, "weight_type") : w_type;
     // An algorithm that writes its own weight type for this op (catalog run_weight_types: GPTQ's uint8 MatMuls).
-    for (const auto& a : string_list(member(plan, "algorithms")))
-      if (const Json* alg = catalog.onnx_algorithm(a); alg && alg->contains("run_weight_types") && (*alg)["run_weight_types"].contains(n.op_type))
-        nw = info_of(&(*alg)["run_weight_types"], n.op_type.c_str());
+    if (auto at = algo_weight_type.find(n.op_type); at != algo_weight_type.end()) nw = at->second;
     const std::string pname = lp ? (*lp)["name"].get<std::string>() + " (--layer-scheme)" : preset_name;
     std::vector<std::string> wrong;
     for (const auto& s : wsrc)
@@ -578,7 +585,7 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
     if (!nbits_nodes) q_sink.add(model_path.filename().string(), "MatMulNBits nodes", "none");
     dtypes.skipped = "MatMulNBits packs its weights itself (no Q/DQ pairs)";
   }
-  if (dynamic) {
+  if (dynamic_preset) {
     for (const auto& n : f.nodes)
       if (!dynamic_form_of(n).empty()) {
         ++quantized.checked;

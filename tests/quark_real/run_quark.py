@@ -104,12 +104,8 @@ def write_calibration(path: str, folder: Path, samples: int = 4) -> Path:
         d = folder if len(ins) == 1 else folder / name
         d.mkdir(parents=True, exist_ok=True)
         for k in range(samples):
-            if np.issubdtype(dtype, np.floating):
-                a = rng.standard_normal(dims).astype(dtype)
-            elif dtype == np.bool_:
-                a = np.ones(dims, dtype=dtype)
-            else:
-                a = np.ones(dims, dtype=dtype)
+            # Integer and boolean inputs (ids, flags) get ones: valid for any vocabulary or mask.
+            a = rng.standard_normal(dims).astype(dtype) if np.issubdtype(dtype, np.floating) else np.ones(dims, dtype=dtype)
             np.save(d / f"sample_{k}.npy", a)
     return folder
 
