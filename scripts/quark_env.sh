@@ -31,8 +31,9 @@ mkdir -p "$cache"
 pipi() { "$cache/base/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --require-hashes "$@"; }
 if ! cmp -s "$lock/base.txt" "$cache/base/quarkplan-lock.txt"; then
   echo "quark_env: installing the base environment (torch and Quark's requirements, about 3 GB to download, 7.7 GB on disk)" >&2
-  rm -rf "$cache/base"
-  "$py" -m venv "$cache/base"
+  # A base from an older lock is brought up to this one in place (pip replaces what changed) rather
+  # than downloaded again; what a newer lock dropped stays installed and unused.
+  [ -x "$cache/base/bin/python" ] || { rm -rf "$cache/base"; "$py" -m venv "$cache/base"; }
   pipi -r "$lock/base.txt"
   cp "$lock/base.txt" "$cache/base/quarkplan-lock.txt"
   for r in "${releases[@]}"; do rm -f "$cache/$r/quarkplan-lock.txt"; done  # compiled against the old base

@@ -64,8 +64,8 @@ int main(int argc, char** argv) {
   cp->add_option("--algorithm", plan.algorithm, "algorithm(s), comma-separated");
   cp->add_option("--calib-method", plan.calib_method, "ONNX calibration method");
   cp->add_option("--kv-cache", plan.kv_cache, "fp8|none");
-  cp->add_option("--exclude", plan.excludes, "Torch: layer pattern (replaces the template defaults); ONNX: node name")->allow_extra_args(false);
-  cp->add_option("--layer-scheme", plan.layer_schemes, "PATTERN=SCHEME per-pattern override")->allow_extra_args(false);
+  cp->add_option("--exclude", plan.excludes, "Torch: layer pattern (replaces the template defaults); ONNX: node name; repeat the flag for more")->allow_extra_args(false);
+  cp->add_option("--layer-scheme", plan.layer_schemes, "PATTERN=SCHEME per-pattern override; repeat the flag for more")->allow_extra_args(false);
   cp->add_option("--calib-dataset", plan.calib_dataset, "Torch calibration dataset");
   cp->add_option("--num-calib", plan.num_calib, "Torch calibration samples");
   cp->add_option("--seq-len", plan.seq_len, "Torch calibration sequence length");
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   cp->add_option("--batch-size", plan.batch_size, "calibration batch size");
   cp->add_option("--calib-data", plan.calib_data, "calibration data PATH, or none");
   cp->add_option("--eval", plan.eval, "evaluation intent (torch: none|smoke|full; onnx: smoke|mlperf|mAP)");
-  cp->add_option("--set", plan.sets, "KEY=VALUE for any decision-table row")->allow_extra_args(false);
+  cp->add_option("--set", plan.sets, "KEY=VALUE for any decision-table row; repeat the flag for more")->allow_extra_args(false);
   cp->add_flag("--trust-remote-code", plan.intake.trust_remote_code, "approve running the model repository's own code");
   cp->add_option("--context", plan.context, "context length for the KV-cache estimate (default 8192, or the model's maximum when smaller)");
   cp->add_option("--batch", plan.batch, "batch for the KV-cache estimate (default 1)");

@@ -34,8 +34,8 @@ std::string replace_all_of(std::string s, const std::string& from, const std::st
   for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
   return s;
 }
-std::string replace_output_dir(const std::string& s, const std::string& dir) {
-  return replace_all_of(replace_all_of(s, "<OUTPUT_DIR>", dir), "<OGA model dir>", dir + "-oga");
+std::string replace_output_dir(const std::string& s, const std::string& dir, const std::string& model) {
+  return replace_all_of(replace_all_of(replace_all_of(s, "<OUTPUT_DIR>", dir), "<OGA model dir>", dir + "-oga"), "<MODEL_DIR>", model);
 }
 
 }  // namespace
@@ -111,7 +111,7 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
     Json steps = Json::array();
     for (const auto& step : plan["post_quark_steps"])
       if (step.is_string()) {
-        steps.push_back(replace_output_dir(step.get<std::string>(), output_dir));
+        steps.push_back(replace_output_dir(step.get<std::string>(), output_dir, shell_quote(model)));
         inv.text += steps.back().get<std::string>() + "\n";
       }
     inv.fields["post_quark_steps"] = steps;

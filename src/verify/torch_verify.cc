@@ -178,6 +178,32 @@ std::string file_digest(const std::string& path) {
   return sha256_file_prefix(path, ~0ull, hashed, size);
 }
 
+// Why a companion file the export rewrote is not the source's, or "" when it holds the same
+// content: quantize_quark.py re-saves the tokenizer through transformers, which re-serialises the
+// JSON files and sets the keys the catalog lists (export_rewritten_keys); every other top-level
+// key must keep the source's value.
+std::string json_file_difference(const std::string& source, const std::string& exported, const std::string& name, const Catalog& catalog) {
+  if (name.size() < 5 || name.compare(name.size() - 5, 5, ".json") != 0) return "a different file";
+  Json a, b;
+  try {
+    a = read_json_file(source);
+    b = read_json_file(exported);
+  } catch (const std::exception&) {
+    return "a different file (not JSON)";
+  }
+  if (!a.is_object() || !b.is_object()) return a == b ? "" : "a different file";
+  std::set<std::string> rewritten;
+  const Json& keys = catalog.torch().value("export_rewritten_keys", Json::object());
+  if (keys.contains(name) && keys[name].is_array())
+    for (const auto& k : keys[name]) rewritten.insert(k.get<std::string>());
+  std::vector<std::string> changed;
+  for (const auto& [k, v] : a.items())
+    if (!rewritten.count(k) && (!b.contains(k) || b[k] != v)) changed.push_back(k);
+  for (const auto& [k, v] : b.items())
+    if (!rewritten.count(k) && !a.contains(k)) changed.push_back(k);
+  return changed.empty() ? "" : "other values for " + join(changed, ", ");
+}
+
 // config.json fields the export must keep from the source (a runtime reads them).
 const std::vector<std::string>& kept_config_fields() {
   static const std::vector<std::string> f = {"model_type", "architectures", "max_position_embeddings", "vocab_size", "hidden_size",
@@ -303,6 +329,20 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
     return false;
   };
 
+  // An excluded module is listed when the export's exclude covers it or the Linear child Quark's
+  // module replacement gave it (a replaced router's NAME.linear: catalog replaced_module_children).
+  std::vector<std::string> replaced_children;
+  if (catalog.torch().contains("replaced_module_children"))
+    replaced_children = string_list(catalog.torch()["replaced_module_children"].value("children", Json::array()));
+  auto listed_in_export = [&](const std::string& name) {
+    for (const auto& p : export_excl) {
+      if (p.matches(name)) return true;
+      for (const auto& c : replaced_children)
+        if (p.matches(name + "." + c)) return true;
+    }
+    return false;
+  };
+
   struct TensorExpectation {
     std::string param, text;
     std::vector<std::string> dtypes;
@@ -384,7 +424,7 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
         if (quant_params.count(p) && !(p == kv_param && is_kv_module(name) && kv_layout)) bad += std::string(bad.empty() ? "" : "; ") + "a " + p;
       if (w) bytes_excluded += w->bytes;
       if (!bad.empty()) untouched_sink.add(name, expectation("weight", {model_dtype}, want_shape) + ", no scales", bad);
-      if (!export_excl.empty() && !std::any_of(export_excl.begin(), export_excl.end(), [&](const QuarkPattern& p) { return p.matches(name); }))
+      if (!export_excl.empty() && !listed_in_export(name))
         listed_sink.add(name, "covered by quantization_config.exclude", "not listed");
       (bad.empty() ? g.kept : g.broken).push_back(name);
     } else {
@@ -647,8 +687,9 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
         files.failures.push_back({f, "copied from the source", "missing from the export"});
         continue;
       }
-      if (file_digest(sp.string()) != file_digest((fs::path(output) / f).string()))
-        files.failures.push_back({f, "the source's bytes", "a different file"});
+      if (file_digest(sp.string()) == file_digest((fs::path(output) / f).string())) continue;
+      std::string differs = json_file_difference(sp.string(), (fs::path(output) / f).string(), f, catalog);
+      if (!differs.empty()) files.failures.push_back({f, "the source's content", differs});
     }
     fs::path sc = fs::path(src) / "config.json";
     std::error_code ec;

@@ -22,9 +22,16 @@ export OMP_NUM_THREADS=1
 # The Torch catalog against Quark's own template registry (item 5 of issue #23).
 $py "$root/tests/quark_real/compare_torch_catalog.py" "$root/catalog" "$release" 2>"$work.torch.stderr" | tee "$work.torch.log"
 trc=${PIPESTATUS[0]}
+# Every printed quantize_quark.py command through argparse and Quark's get_config, and tiny random
+# checkpoints quantized as planned by quark.torch and checked by verify (item 5).
+$py "$root/tests/quark_real/run_torch.py" --quarkplan "$build/quarkplan" --release "$release" --corpus "$root/tests/data/hf" \
+  --facts "$root/tests/data/quark/quantize_quark_facts.json" --work "$work.torch" 2>"$work.torch-run.stderr" | tee "$work.torch-run.log"
+prc=${PIPESTATUS[0]}
 $py "$root/tests/quark_real/run_quark.py" --quarkplan "$build/quarkplan" --release "$release" \
   --models "$models" --work "$work" 2>"$work.stderr" | tee "$work.log"
 rc=${PIPESTATUS[0]}
-{ tail -n 1 "$work.torch.log"; grep -E '^MISMATCH ' "$work.torch.log"; tail -n 1 "$work.log"; grep -E '^(FAIL|KNOWN) ' "$work.log"; } > "$build/quark_real_$release.txt"
+{ tail -n 1 "$work.torch.log"; grep -E '^MISMATCH ' "$work.torch.log"; grep -E '^(quantize_quark|quark.torch)' "$work.torch-run.log"
+  grep -E '^FAIL ' "$work.torch-run.log"; tail -n 1 "$work.log"; grep -E '^(FAIL|KNOWN) ' "$work.log"; } > "$build/quark_real_$release.txt"
 [ "$trc" = 0 ] || exit "$trc"
+[ "$prc" = 0 ] || exit "$prc"
 exit "$rc"

@@ -109,6 +109,27 @@ TEST(TorchVerify, Mxfp4MoeWithExcludedRoutersKeepsThePlan) {
   EXPECT_EQ(check(v, "verify.torch.quantized_tensors")["checked"], 48 * 128 * 3 + 48 * 4);
 }
 
+// Real Quark (0.12.post1, a qwen3_moe export in tests/quark_real/run_torch.py) lists the modules it
+// left out by name, and a router it replaced is listed as its Linear child NAME.linear.
+TEST(TorchVerify, AnExportListingEachReplacedRouterByItsLinearChildKeepsThePlan) {
+  auto p = plan_for("qwen3-30b-a3b", {"--hardware", "mi355x", "--scheme", "mxfp4"});
+  write_quark_export(p->tmp / "out", p->plan_json, p->analysis, p->source);
+  fs::path cfg_path = p->tmp / "out" / "config.json";
+  Json cfg = quarkplan::parse_json(read_file(cfg_path), "config");
+  auto listing = [&](int skip) {
+    Json ex = Json::array({"lm_head"});
+    for (int i = 0; i < 48; ++i)
+      if (i != skip) ex.push_back("model.layers." + std::to_string(i) + ".mlp.gate.linear");
+    cfg["quantization_config"]["exclude"] = ex;
+    write_file(cfg_path, cfg.dump(2));
+  };
+  listing(-1);
+  expect_all_kept(verify_json(*p, p->tmp / "out", 0), {"verify.torch.exclusions_listed"});
+  listing(5);
+  std::string f = failures_of(verify_json(*p, p->tmp / "out", 2), "verify.torch.exclusions_listed");
+  EXPECT_NE(f.find("model.layers.5.mlp.gate | covered by quantization_config.exclude | not listed"), std::string::npos) << f;
+}
+
 TEST(TorchVerify, PtpcFp8WithALayerOverrideKeepsThePlan) {
   auto p = plan_for("llama-3.1-8b-instruct", {"--hardware", "mi300x", "--scheme", "ptpc_fp8", "--layer-scheme", "*down_proj=fp8"});
   ASSERT_EQ(p->plan_json["layer_quant_config"]["*down_proj"], "fp8");
@@ -254,8 +275,26 @@ TEST(TorchVerifyBroken, AChangedOrMissingTokenizerIsNamedAgainstTheSource) {
   fs::remove(b.p->tmp / "out" / "generation_config.json");
   b.v = verify_json(*b.p, b.p->tmp / "out", 2, {"--source", b.p->source.string()});
   std::string f = failures_of(b.v, "verify.torch.source_files");
-  EXPECT_NE(f.find("tokenizer.json | the source's bytes | a different file"), std::string::npos) << f;
+  EXPECT_NE(f.find("tokenizer.json | the source's content | other values for version, model, edited"), std::string::npos) << f;
   EXPECT_NE(f.find("generation_config.json | copied from the source | missing from the export"), std::string::npos) << f;
+}
+
+// quantize_quark.py re-saves the tokenizer it calibrated with: transformers re-serialises
+// tokenizer_config.json with padding_side "left", a pad token and is_local (seen on real Quark
+// exports, tests/quark_real/run_torch.py). Those keys may change; any other may not.
+TEST(TorchVerify, ATokenizerReSavedByQuantizeQuarkIsTheSourcesButAnotherValueIsNot) {
+  auto p = plan_for("llama-3.1-8b-instruct", {"--hardware", "mi300x"});
+  write_file(p->source / "tokenizer_config.json", "{\"model_max_length\": 131072, \"eos_token\": \"<|eot_id|>\"}\n");
+  write_quark_export(p->tmp / "out", p->plan_json, p->analysis, p->source);
+  write_file(p->tmp / "out" / "tokenizer_config.json",
+             "{\n  \"eos_token\": \"<|eot_id|>\",\n  \"is_local\": true,\n  \"model_max_length\": 131072,\n"
+             "  \"pad_token\": \"<|eot_id|>\",\n  \"padding_side\": \"left\"\n}\n");
+  Json v = verify_json(*p, p->tmp / "out", 0, {"--source", p->source.string()});
+  expect_all_kept(v, {"verify.torch.source_files"});
+  write_file(p->tmp / "out" / "tokenizer_config.json", "{\"model_max_length\": 4096, \"eos_token\": \"<|eot_id|>\", \"padding_side\": \"left\"}\n");
+  v = verify_json(*p, p->tmp / "out", 2, {"--source", p->source.string()});
+  std::string f = failures_of(v, "verify.torch.source_files");
+  EXPECT_NE(f.find("tokenizer_config.json | the source's content | other values for model_max_length"), std::string::npos) << f;
 }
 
 TEST(TorchVerifyBroken, AConfigFieldChangedFromTheSourceIsNamed) {

@@ -36,6 +36,19 @@ void export_format(PlanState& s) {
                "--export hf");
   std::string who = s.req.export_format.empty() && !s.choice("export_format") ? "The default: " : "Your choice: ";
   s.reason("export_format", "torch.export.format", who + spec["flag"].get<std::string>() + (e == "hf" ? " (Hugging Face safetensors)" : ""));
+  // quantize_quark.py re-saves the tokenizer Quark calibrated with; for some model types Quark's
+  // get_tokenizer changed a key a runtime reads (found by running Quark: tests/quark_real).
+  if (spec.contains("tokenizer_rewrites")) {
+    const Json& tr = spec["tokenizer_rewrites"];
+    const Json& types = tr["model_types"];
+    if (std::count(types.begin(), types.end(), model_type(s)) > 0) {
+      s.risk("torch.export.format", "medium", tr["message"], tr["hint"]);
+      Json steps = s.plan.value("post_quark_steps", Json::array());
+      for (const auto& step : tr["steps"]) steps.push_back(step);
+      s.plan["post_quark_steps"] = steps;
+      s.reason("post_quark_steps", "torch.export.format", "Put back the source's tokenizer_config.json, which quantize_quark.py rewrites for this model type");
+    }
+  }
   const Json* sc = scheme(s);
   if (!sc) return;
   std::string name = (*sc)["name"];
@@ -221,8 +234,9 @@ void device_strategy(PlanState& s) {
   s.reason("device_strategy", "torch.device.strategy", why);
   // Ryzen AI: what happens after Quark.
   if (hw == "ryzen-ai") {
-    Json steps = Json::array();
-    if (s.recipe && s.recipe->contains("after_quark")) steps = (*s.recipe)["after_quark"];
+    Json steps = s.plan.value("post_quark_steps", Json::array());  // after restoring the tokenizer
+    if (s.recipe && s.recipe->contains("after_quark"))
+      for (const auto& step : (*s.recipe)["after_quark"]) steps.push_back(step);
     s.plan["post_quark_steps"] = steps;
     s.reason("post_quark_steps", "torch.device.strategy",
              "AMD's Ryzen AI flow (\"Preparing OGA Models\"): export hf_format, then model_generate on the Ryzen AI PC, which builds the ONNX Runtime GenAI model from it");

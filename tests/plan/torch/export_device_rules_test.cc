@@ -25,6 +25,19 @@ std::vector<Scenario> torch_export_device_scenarios() {
          auto onnx = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.export_format = "onnx"; r.choices["global_scheme"] = "ptpc_fp8"; });
          ASSERT_EQ(onnx.status, PlanStatus::kConflict);
          EXPECT_EQ(onnx.conflicts[0].alternative, "fp8");
+         // Real Quark (tests/quark_real/run_torch.py) rewrites a qwen2 model's eos_token in the
+         // tokenizer it saves: the plan says so and puts the source's file back after Quark; on
+         // Ryzen AI that comes before model_generate. Other model types keep theirs.
+         for (const char* hw : {"mi300x", "ryzen-ai"}) {
+           auto q = plan(hf_analysis("qwen2.5-7b-instruct"), [&](PlanRequest& r) { r.hardware = hw; });
+           ASSERT_TRUE(q.plan["post_quark_steps"].is_array()) << hw;
+           EXPECT_EQ(q.plan["post_quark_steps"][1], "cp <MODEL_DIR>/tokenizer_config.json <OUTPUT_DIR>/tokenizer_config.json") << hw;
+           bool said = false;
+           for (const auto& k : q.plan["risks"]) said = said || k["message"].get<std::string>().find("eos_token") != std::string::npos;
+           EXPECT_TRUE(said) << q.plan["risks"];
+         }
+         auto llama = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_FALSE(llama.plan.contains("post_quark_steps")) << llama.plan["post_quark_steps"];
        }},
       {"torch.device.strategy", [] {
          auto o = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "rtx4090"; r.choices["global_scheme"] = "int4_wo_128"; });
