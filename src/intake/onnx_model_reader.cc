@@ -337,8 +337,10 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
   }
   if (float_params > 0 && fp16_params == float_params)
     risks.push_back(make_risk("onnx.intake.fp16_model", "medium",
-                              "All floating-point weights are FP16: calibrators that need FP32 (and Quark's optimize_model) do not run on FP16 graphs.",
-                              "Convert first: python -m quark.onnx.tools.convert_fp16_to_fp32 --input " + abs.filename().string() + " --output " + abs.stem().string() + "_fp32.onnx (or set extra option ConvertFP16ToFP32=true)."));
+                              "All floating-point weights are FP16: Quark quantizes such a model as FP16 (QuantizeFP16, without optimize_model), and its FP16-to-FP32 conversion "
+                              "(ConvertFP16ToFP32, quark.onnx.tools.convert_fp16_to_fp32) does not run under numpy 2 in amd-quark 0.12.post1 and 0.13.",
+                              "Keep it FP16 for the CPU and GPU presets (INT8 weights, FP16 inputs and outputs); for the NPU CNN presets (XINT8) re-export " +
+                                  abs.filename().string() + " in float32 from its framework."));
 
   // Op histograms (every graph, subgraphs included).
   const auto& ops = f.op_counts;

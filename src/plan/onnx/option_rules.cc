@@ -201,35 +201,28 @@ void opset_upgrade(PlanState& s) {
 
 void fp16_model(PlanState& s) {
   const Json& by = onnx_facts(s)["weights"]["by_dtype"];
-  if (by.contains("float16") && !by.contains("float32") && !s.choice("onnx_specific.extra_options.ConvertFP16ToFP32")) {
-    spec(s)["extra_options"]["ConvertFP16ToFP32"] = true;
-    s.reason("onnx_specific.extra_options.ConvertFP16ToFP32", "onnx.fp16.convert", "FP16 model: calibrate in FP32 (Quark converts first)");
+  if (!by.contains("float16") || by.contains("float32")) return;
+  // Quark's planning guide converts an FP16 model to FP32 first; the Quark releases this catalog
+  // describes cannot (catalog fp16_models: numpy 2 broke the conversion, which then leaves FP16
+  // weights behind Cast nodes). Quark quantizes the FP16 model itself instead: INT8 weights, FP16 I/O.
+  const Json& facts = s.cat.onnx()["fp16_models"];
+  for (const auto& [option, why] : facts["broken_extra_options"].items()) {
+    const Json* asked = s.choice("onnx_specific.extra_options." + option);
+    if (asked && asked->is_boolean() && asked->get<bool>())
+      s.conflict("onnx.fp16.convert", "onnx_specific.extra_options." + option, why.get<std::string>() + ".",
+                 option + "=false: Quark quantizes the FP16 model as it is (QuantizeFP16)");
   }
-  // Quark's CLE cannot equalize the model its FP16-to-FP32 conversion writes: it finds no weight
-  // initializer for the Conv and raises IndexError (quark/onnx/algorithm/cle/equalization.py,
-  // _cross_layer_equalize, `head_w_b[0].dims[0]`; run by tests/quark_real with amd-quark 0.13 and
-  // 0.12.post1 on an FP16 CNN). A default CLE is dropped; a CLE the user asked for is a conflict.
-  const Json& extra = spec(s)["extra_options"];
-  const bool converts = extra.contains("ConvertFP16ToFP32") && extra["ConvertFP16ToFP32"] == true;
-  if (!converts || !spec(s)["include_cle"].get<bool>()) return;
-  const std::string why = "Quark's CLE fails on a model converted from FP16 (ConvertFP16ToFP32): equalization.py finds no Conv weight "
-                          "initializer in the converted model and raises IndexError before calibration.";
-  const Json* asked_algos = s.choice("algorithms");
-  const Json* asked_cle = s.choice("onnx_specific.include_cle");
-  bool asked = asked_cle && asked_cle->is_boolean() && asked_cle->get<bool>();
-  if (asked_algos && asked_algos->is_string()) asked = asked || asked_algos->get<std::string>().find("CLE") != std::string::npos;
-  if (asked_algos && asked_algos->is_array())
-    for (const auto& a : *asked_algos) asked = asked || a == "CLE";
-  if (asked) {  // Quark raises on it: never kept, even with --insist
-    s.conflict("onnx.fp16.convert", "algorithms", why, "no CLE (--algorithm none), or an FP32 export of the model", true);
-    return;
+  // What Quark cannot do on an FP16 model at all: a conflict --insist cannot keep.
+  if (const Json* p = preset(s); p && !detail::preset_fails_on_model(s, *p).empty())
+    s.conflict("onnx.fp16.convert", "preset", (*p)["name"].get<std::string>() + " on an FP16 model: " + detail::preset_fails_on_model(s, *p) + ".",
+               facts["failing_alternative"].get<std::string>(), true);
+  for (const auto& [option, value] : facts["default_extra_options"].items()) {
+    if (s.choice("onnx_specific.extra_options." + option)) continue;
+    spec(s)["extra_options"][option] = value;
+    s.reason("onnx_specific.extra_options." + option, "onnx.fp16.convert",
+             "FP16 model: Quark quantizes it as FP16 (" + option + ", which Quark also sets by itself; optimize_model off), writing INT8 weights and keeping FP16 inputs and outputs. "
+             "Quark's planning guide converts to FP32 first (" + facts["guide"].get<std::string>() + "); that conversion fails under numpy 2 in this Quark and is skipped");
   }
-  spec(s)["include_cle"] = false;
-  Json kept = Json::array();
-  for (const auto& a : s.plan["algorithms"])
-    if (a != "CLE") kept.push_back(a);
-  s.plan["algorithms"] = kept;
-  s.reason("onnx_specific.include_cle", "onnx.fp16.convert", "No CLE: " + why);
 }
 
 void subgraphs(PlanState& s) {
@@ -488,7 +481,8 @@ void interface_changes(PlanState& s) {
       // the FixShapes rule reports it
     }
   }
-  if (extra.value("ConvertFP16ToFP32", false) == true)
+  // Only a conversion that runs changes the interface (catalog fp16_models: this Quark's does not).
+  if (extra.value("ConvertFP16ToFP32", false) == true && !s.cat.onnx()["fp16_models"]["broken_extra_options"].contains("ConvertFP16ToFP32"))
     for (const char* io : {"inputs", "outputs"})
       for (const auto& v : onnx_facts(s).value(io, Json::array()))
         if (v.value("dtype", "") == "float16") changed.push_back(std::string(io).substr(0, std::string(io).size() - 1) + " " + v.value("name", "") + " becomes float32");

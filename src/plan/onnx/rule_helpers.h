@@ -23,6 +23,15 @@ inline std::string plan_arch(const PlanState& s) {
 inline const Json* preset(const PlanState& s) {
   return s.plan["preset"].is_string() ? s.cat.onnx_preset(s.plan["preset"].get<std::string>()) : nullptr;
 }
+// Why Quark cannot run preset `p` on this model at all, or "": catalog fp16_models
+// failing_preset_flags on a model whose floating-point weights are all FP16.
+inline std::string preset_fails_on_model(const PlanState& s, const Json& p) {
+  const Json& by = onnx_facts(s)["weights"]["by_dtype"];
+  if (!by.contains("float16") || by.contains("float32")) return "";
+  for (const auto& [flag, why] : s.cat.onnx()["fp16_models"]["failing_preset_flags"].items())
+    if (p.value(flag, false) == true) return why.get<std::string>();
+  return "";
+}
 inline std::string family(const PlanState& s) {
   const Json* p = preset(s);
   return p ? (*p)["family"].get<std::string>() : "";

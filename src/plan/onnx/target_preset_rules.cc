@@ -145,7 +145,7 @@ std::string covering_alternative(const PlanState& s, const std::string& t, bool 
     for (const auto& n : s.cat.onnx_preset_names()) names.push_back(n);
     for (const auto& n : names) {
       const Json* pj = s.cat.onnx_preset(n);
-      if (!pj || !s.cat.preset_allowed_on(*pj, tt, generation(s)) || (*pj)["needs_custom_ops"].get<bool>()) continue;
+      if (!pj || !s.cat.preset_allowed_on(*pj, tt, generation(s)) || (*pj)["needs_custom_ops"].get<bool>() || !detail::preset_fails_on_model(s, *pj).empty()) continue;
       if (quantized_share(s, *pj, subgraphs_on) >= min_share(s)) return tt == t ? (as_flag ? "--preset " : "") + n : "--target " + tt + " with " + n;
     }
   }
@@ -192,7 +192,8 @@ void choose_preset(PlanState& s) {
       if (std::find(float_keeping.begin(), float_keeping.end(), pj["name"].get<std::string>()) == float_keeping.end()) float_keeping.push_back(pj["name"]);
       return false;
     }
-    return s.cat.preset_allowed_on(pj, t, generation(s)) && !((pj)["needs_custom_ops"].get<bool>() && s.req.custom_ops_compile_ok == false);
+    return s.cat.preset_allowed_on(pj, t, generation(s)) && !((pj)["needs_custom_ops"].get<bool>() && s.req.custom_ops_compile_ok == false) &&
+           detail::preset_fails_on_model(s, pj).empty();
   };
   auto size_note = [&]() -> std::string {
     if (float_keeping.empty()) return "";
@@ -451,7 +452,7 @@ std::pair<std::string, std::string> fitting_alternative(const PlanState& s, cons
     for (const auto& n : s.cat.onnx_preset_names()) names.push_back(n);
     for (const auto& n : names) {
       const Json* pj = s.cat.onnx_preset(n);
-      if (!pj || !s.cat.preset_allowed_on(*pj, tt, generation(s)) || (*pj)["needs_custom_ops"].get<bool>()) continue;
+      if (!pj || !s.cat.preset_allowed_on(*pj, tt, generation(s)) || (*pj)["needs_custom_ops"].get<bool>() || !detail::preset_fails_on_model(s, *pj).empty()) continue;
       if (preset_weights(s.analysis, s.cat, *pj).touches_anything()) return {tt, n};
     }
   }

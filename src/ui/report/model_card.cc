@@ -186,7 +186,7 @@ std::string model_card(const ReportInput& in) {
     } kHandled[] = {{"onnx.intake.dynamic_dims_npu", "FixShapes", "onnx.npu.static_shapes"},
                     {"onnx.intake.opset_below_13", "ConvertOpsetVersion", "onnx.opset.upgrade"},
                     {"onnx.intake.nchw_npu_cnn", "ConvertNCHWToNHWC", "onnx.npu_cnn.nhwc"},
-                    {"onnx.intake.fp16_model", "ConvertFP16ToFP32", "onnx.fp16.convert"}};
+                    {"onnx.intake.fp16_model", "QuantizeFP16", "onnx.fp16.convert"}};
     const Json* extra = get(get(in.plan, "onnx_specific"), "extra_options");
     // Quark skips NCHW inputs whose C, H or W is dynamic: setting the option
     // does not handle those.
