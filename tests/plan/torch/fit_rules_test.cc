@@ -22,6 +22,9 @@ std::vector<Scenario> torch_fit_scenarios() {
          EXPECT_GT(fit["calibration_accelerators"].get<int64_t>(), 1);
          EXPECT_EQ(o.plan["accelerators_needed"], fit["calibration_accelerators"]);
          EXPECT_TRUE(cites(o, "torch.fit.accelerators"));
+         // An MI250X module is two 64 GiB GPUs to ROCm (two GCDs): the fit counts GCDs.
+         auto gcd = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "mi250x"; });
+         EXPECT_NE(gcd.plan["risks"].dump().find("mi250x (64.0 GiB each)"), std::string::npos) << gcd.plan["risks"].dump();
          // Fewer accelerators than calibration needs: the default AWQ is left out and the shards are streamed.
          auto few = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; });
          EXPECT_EQ(few.plan["device_strategy"], "file2file");
