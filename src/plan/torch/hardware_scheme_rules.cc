@@ -442,9 +442,16 @@ void kv_cache(PlanState& s) {
     return;
   }
   if (!c || c->is_null() || (c->is_string() && (*c == "none" || *c == "null"))) {
+    // AMD's recipe for the model may quantize the KV cache (its card's point, e.g. *-FP8-KV): a
+    // null the user chose over it names what it gives up, never that the recipe agrees.
+    std::string recipe_note;
+    if (s.recipe && (*s.recipe)["kv_cache"].is_string())
+      recipe_note = "; AMD's recipe " + s.recipe_name + " quantizes it to " + (*s.recipe)["kv_cache"].get<std::string>() +
+                    " (--kv_cache_dtype " + (*s.recipe)["kv_cache"].get<std::string>() + ", about half the 16-bit KV cache's memory): the alternative";
+    else if (s.recipe)
+      recipe_note = "; " + s.recipe_name + " leaves it in 16-bit too";
     s.reason("kv_cache_scheme", "torch.kv_cache.fp8_only",
-             std::string(c ? "Your choice: " : "") + "null: not requested (KV-cache quantization typically costs accuracy" +
-                 (s.recipe ? "; " + s.recipe_name + " leaves it in 16-bit too" : "") + ")");
+             std::string(c ? "Your choice: " : "") + "null: not requested (KV-cache quantization typically costs accuracy" + recipe_note + ")");
     return;
   }
   const Json& allowed = s.cat.torch()["kv_cache"]["schemes"];

@@ -90,6 +90,13 @@ std::vector<Scenario> torch_hardware_scheme_scenarios() {
          EXPECT_EQ(f.plan["kv_cache_scheme"], "fp8");
          auto bad = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["kv_cache_scheme"] = "int8_per_token"; });
          EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+         // Declining the FP8 KV cache of AMD's *-FP8-KV recipe names it as the alternative, never
+         // says the recipe leaves the cache in 16-bit.
+         auto declined = plan(hf_analysis("llama-3.1-8b-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["kv_cache_scheme"] = "none"; });
+         EXPECT_TRUE(declined.plan["kv_cache_scheme"].is_null());
+         const std::string why = declined.plan["reasons"]["kv_cache_scheme"].get<std::string>();
+         EXPECT_EQ(why.find("16-bit too"), std::string::npos) << why;
+         EXPECT_NE(why.find("quantizes it to fp8 (--kv_cache_dtype fp8"), std::string::npos) << why;
        }},
   };
 }
