@@ -88,10 +88,15 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
   // quantize_quark.py sets CUDA_VISIBLE_DEVICES=0 at import when it is unset
   // (ROCm's PyTorch honours it too): a plan that spreads the model must name
   // every device, or accelerate's device map sees one.
+  int64_t estimated_n = 0;  // a device count from the plan's estimate, not from --gpus or env_context.json
   if (strategy == "multi_gpu" || strategy == "multi_device") {
     int64_t n = 0;
     if (plan.contains("request") && plan["request"].value("gpus", Json(0)).is_number_integer()) n = plan["request"]["gpus"].get<int64_t>();
-    if (n <= 0 && plan.value("accelerators_needed", Json(nullptr)).is_number_integer()) n = plan["accelerators_needed"].get<int64_t>();
+    if (n <= 0 && plan.value("accelerator_count", Json(nullptr)).is_number_integer()) n = plan["accelerator_count"].get<int64_t>();
+    if (n <= 0 && plan.value("accelerators_needed", Json(nullptr)).is_number_integer()) {
+      n = plan["accelerators_needed"].get<int64_t>();
+      if (n > 0 && n <= 4096) estimated_n = n;
+    }
     if (n <= 0 || n > 4096) n = 8;
     std::string devices;
     for (int64_t i = 0; i < n; ++i) devices += (i ? "," : "") + std::to_string(i);
@@ -101,6 +106,8 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
   std::string t;
   if (!inv.env.empty())
     t = "# quantize_quark.py makes only GPU 0 visible unless CUDA_VISIBLE_DEVICES is set\n";
+  if (estimated_n)  // a count the user never gave: say where it comes from
+    t += "# " + std::to_string(estimated_n) + " GPUs: the plan's estimate of what calibration needs (no --gpus given); list the ones to use\n";
   for (const auto& [k, v] : inv.env) t += k + "=" + shell_quote(v) + " ";
   t += "python quantize_quark.py";
   for (size_t i = 0; i < a.size(); ++i) t += (a[i].rfind("--", 0) == 0 ? " \\\n    " : " ") + shell_quote(a[i]);

@@ -487,3 +487,21 @@ TEST(QuarkCli, DefaultsFollowTheExportersLimits) {
       for (auto& [p, s] : o.plan["layer_quant_config"].items()) EXPECT_TRUE(in(ok, s)) << p << "=" << s;
     }
 }
+
+// A device count the user never gave (no --gpus, no env_context.json) is the plan's estimate:
+// the printed command says so above CUDA_VISIBLE_DEVICES; a given count is printed as given.
+TEST(QuarkCli, AnEstimatedDeviceCountIsSaidToBeOne) {
+  const Json& a = hf_analysis("llama-3.1-70b");
+  PlanRequest r = request("h100", "balanced", "hf");
+  r.confirmed = true;
+  quarkplan::PlanOutcome o = quarkplan::make_plan(a, r);
+  ASSERT_EQ(o.plan["device_strategy"], "multi_gpu");
+  quarkplan::Invocation inv = quarkplan::plan_invocation(o.plan, a);
+  const std::string n = std::to_string(o.plan["accelerators_needed"].get<int64_t>());
+  EXPECT_NE(inv.text.find("# " + n + " GPUs: the plan's estimate of what calibration needs (no --gpus given)"), std::string::npos) << inv.text;
+  r.gpus = 4;
+  quarkplan::PlanOutcome given = quarkplan::make_plan(a, r);
+  quarkplan::Invocation ginv = quarkplan::plan_invocation(given.plan, a);
+  EXPECT_EQ(ginv.text.find("the plan's estimate"), std::string::npos) << ginv.text;
+  EXPECT_NE(ginv.text.find("CUDA_VISIBLE_DEVICES=0,1,2,3 python quantize_quark.py"), std::string::npos) << ginv.text;
+}
