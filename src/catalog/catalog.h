@@ -28,6 +28,9 @@ class Catalog {
 
   // ONNX helpers.
   const Json* onnx_preset(const std::string& name) const;  // exact name, or nullptr
+  // Whether an ONNX extra option does what it says in the Quark this catalog describes
+  // (fp16_models.broken_extra_options lists the ones that do not: ConvertFP16ToFP32).
+  bool onnx_extra_option_works(const std::string& name) const { return !onnx()["fp16_models"]["broken_extra_options"].contains(name); }
   std::string canonical_preset(const std::string& name) const;  // resolves aliases and case
   const Json* onnx_target(const std::string& name) const;
   std::string canonical_calibration(const std::string& name) const;  // "" when unknown

@@ -682,7 +682,7 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
   const bool nhwc = flag_of(extra, "ConvertNCHWToNHWC");
   // FP16 I/O becomes FP32 only where Quark's conversion runs (catalog fp16_models: it does not in
   // the releases the catalog describes, and Quark then keeps FP16 inputs and outputs).
-  const bool fp16_to_32 = flag_of(extra, "ConvertFP16ToFP32") && !catalog.onnx()["fp16_models"]["broken_extra_options"].contains("ConvertFP16ToFP32");
+  const bool fp16_to_32 = flag_of(extra, "ConvertFP16ToFP32") && catalog.onnx_extra_option_works("ConvertFP16ToFP32");
   std::map<std::string, std::vector<int64_t>> fixed;
   if (const std::string fs_text = text_of(extra, "FixShapes"); !fs_text.empty()) {
     try {

@@ -200,8 +200,7 @@ void opset_upgrade(PlanState& s) {
 }
 
 void fp16_model(PlanState& s) {
-  const Json& by = onnx_facts(s)["weights"]["by_dtype"];
-  if (!by.contains("float16") || by.contains("float32")) return;
+  if (!detail::fp16_only_model(s)) return;
   // Quark's planning guide converts an FP16 model to FP32 first; the Quark releases this catalog
   // describes cannot (catalog fp16_models: numpy 2 broke the conversion, which then leaves FP16
   // weights behind Cast nodes). Quark quantizes the FP16 model itself instead: INT8 weights, FP16 I/O.
@@ -213,9 +212,10 @@ void fp16_model(PlanState& s) {
                  option + "=false: Quark quantizes the FP16 model as it is (QuantizeFP16)");
   }
   // What Quark cannot do on an FP16 model at all: a conflict --insist cannot keep.
-  if (const Json* p = preset(s); p && !detail::preset_fails_on_model(s, *p).empty())
-    s.conflict("onnx.fp16.convert", "preset", (*p)["name"].get<std::string>() + " on an FP16 model: " + detail::preset_fails_on_model(s, *p) + ".",
-               facts["failing_alternative"].get<std::string>(), true);
+  if (const Json* p = preset(s))
+    if (const std::string why = detail::preset_fails_on_model(s, *p); !why.empty())
+      s.conflict("onnx.fp16.convert", "preset", (*p)["name"].get<std::string>() + " on an FP16 model: " + why + ".",
+                 facts["failing_alternative"].get<std::string>(), true);
   for (const auto& [option, value] : facts["default_extra_options"].items()) {
     if (s.choice("onnx_specific.extra_options." + option)) continue;
     spec(s)["extra_options"][option] = value;
@@ -482,7 +482,7 @@ void interface_changes(PlanState& s) {
     }
   }
   // Only a conversion that runs changes the interface (catalog fp16_models: this Quark's does not).
-  if (extra.value("ConvertFP16ToFP32", false) == true && !s.cat.onnx()["fp16_models"]["broken_extra_options"].contains("ConvertFP16ToFP32"))
+  if (extra.value("ConvertFP16ToFP32", false) == true && s.cat.onnx_extra_option_works("ConvertFP16ToFP32"))
     for (const char* io : {"inputs", "outputs"})
       for (const auto& v : onnx_facts(s).value(io, Json::array()))
         if (v.value("dtype", "") == "float16") changed.push_back(std::string(io).substr(0, std::string(io).size() - 1) + " " + v.value("name", "") + " becomes float32");

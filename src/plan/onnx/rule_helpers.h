@@ -25,9 +25,12 @@ inline const Json* preset(const PlanState& s) {
 }
 // Why Quark cannot run preset `p` on this model at all, or "": catalog fp16_models
 // failing_preset_flags on a model whose floating-point weights are all FP16.
-inline std::string preset_fails_on_model(const PlanState& s, const Json& p) {
+inline bool fp16_only_model(const PlanState& s) {
   const Json& by = onnx_facts(s)["weights"]["by_dtype"];
-  if (!by.contains("float16") || by.contains("float32")) return "";
+  return by.contains("float16") && !by.contains("float32");
+}
+inline std::string preset_fails_on_model(const PlanState& s, const Json& p) {
+  if (!fp16_only_model(s)) return "";
   for (const auto& [flag, why] : s.cat.onnx()["fp16_models"]["failing_preset_flags"].items())
     if (p.value(flag, false) == true) return why.get<std::string>();
   return "";

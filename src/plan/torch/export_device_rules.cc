@@ -18,6 +18,13 @@ namespace {
 // "1 is available", "2 are available".
 std::string available(int64_t n) { return std::to_string(n) + (n == 1 ? " is available" : " are available"); }
 
+// The plan's steps after Quark, with `steps` added at the end (an absent list starts empty).
+void append_post_quark_steps(PlanState& s, const Json& steps) {
+  Json all = s.plan.value("post_quark_steps", Json::array());
+  for (const auto& step : steps) all.push_back(step);
+  s.plan["post_quark_steps"] = all;
+}
+
 }  // namespace
 
 void export_format(PlanState& s) {
@@ -43,9 +50,7 @@ void export_format(PlanState& s) {
     const Json& types = tr["model_types"];
     if (std::count(types.begin(), types.end(), model_type(s)) > 0) {
       s.risk("torch.export.format", "medium", tr["message"], tr["hint"]);
-      Json steps = s.plan.value("post_quark_steps", Json::array());
-      for (const auto& step : tr["steps"]) steps.push_back(step);
-      s.plan["post_quark_steps"] = steps;
+      append_post_quark_steps(s, tr["steps"]);
       s.reason("post_quark_steps", "torch.export.format", "Put back the source's tokenizer_config.json, which quantize_quark.py rewrites for this model type");
     }
   }
@@ -234,10 +239,8 @@ void device_strategy(PlanState& s) {
   s.reason("device_strategy", "torch.device.strategy", why);
   // Ryzen AI: what happens after Quark.
   if (hw == "ryzen-ai") {
-    Json steps = s.plan.value("post_quark_steps", Json::array());  // after restoring the tokenizer
-    if (s.recipe && s.recipe->contains("after_quark"))
-      for (const auto& step : (*s.recipe)["after_quark"]) steps.push_back(step);
-    s.plan["post_quark_steps"] = steps;
+    // After any step already there (restoring the tokenizer).
+    append_post_quark_steps(s, s.recipe && s.recipe->contains("after_quark") ? (*s.recipe)["after_quark"] : Json::array());
     s.reason("post_quark_steps", "torch.device.strategy",
              "AMD's Ryzen AI flow (\"Preparing OGA Models\"): export hf_format, then model_generate on the Ryzen AI PC, which builds the ONNX Runtime GenAI model from it");
   }
