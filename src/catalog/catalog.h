@@ -15,8 +15,23 @@ namespace quarkplan {
 class Catalog {
  public:
   // The embedded catalog, or the files of `dir` when given (each file there
-  // replaces the embedded one of the same name). Throws InputError.
-  static const Catalog& load(const std::string& dir = "");
+  // replaces the embedded one of the same name), holding the facts of Quark
+  // `release` (a version catalog/releases.json lists, or one it names as
+  // equivalent; "" for the newest). Throws InputError.
+  static const Catalog& load(const std::string& dir = "", const std::string& release = "");
+  // The catalog of the release a plan (or analysis) was made for: its
+  // quark_release, else the release its catalog_quark_version starts with
+  // (plans written before releases were recorded), else the newest.
+  static const Catalog& for_plan(const Json& plan, const std::string& dir = "");
+  // The release version a name stands for ("0.12" -> "0.12.post1"), or "" when
+  // the catalog at `dir` describes no such release.
+  static std::string canonical_release(const std::string& name, const std::string& dir = "");
+  // The releases catalog/releases.json lists, oldest first.
+  static std::vector<std::string> release_versions(const std::string& dir = "");
+
+  // The release whose facts this catalog holds, and the release list itself.
+  const std::string& release() const { return release_; }
+  const Json& releases() const { return get(releases_); }
 
   // Each part is parsed on first use, once, from any thread: a Hugging Face
   // intake never needs onnx.json (100 KB), an ONNX one never architectures.json.
@@ -57,6 +72,15 @@ class Catalog {
   const Json* torch_template(const std::string& model_type) const;
   const Json* torch_algorithm(const std::string& name) const;
   const Json* accelerator(const std::string& name) const;
+  // The quantize_quark.py words that select the file-to-file flow in this
+  // release (0.12: --file2file_quantization; 0.13: --quant_flow file2file).
+  std::vector<std::string> file2file_flag() const;
+  std::string file2file_flag_text() const;
+  // Whether this release's exclude patterns also exclude the modules under
+  // what they name (0.12: p is also p.*) or match verbatim (0.13).
+  bool exclude_covers_children() const {
+    return torch().value("exclude_matching", Json::object()).value("mode", "pattern_and_children") == "pattern_and_children";
+  }
 
   std::string version_stamp() const;
 
@@ -68,7 +92,8 @@ class Catalog {
     Json value;
   };
   const Json& get(Part& p) const;
-  std::string dir_;
+  std::string dir_, release_;
+  mutable Part releases_{"releases.json"};
   mutable Part onnx_{"onnx.json"}, torch_{"torch.json"}, hardware_{"hardware.json"}, architectures_{"architectures.json"};
 };
 

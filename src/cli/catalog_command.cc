@@ -1,6 +1,9 @@
 // `quarkplan catalog [onnx|torch] [--json]`: the Quark facts quarkplan plans
 // with, and what works with what.
+#include <algorithm>
 #include <cstdio>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -78,14 +81,78 @@ void print_torch(const Catalog& c, const ui::Style& st) {
   }
 }
 
+// What one part of the catalog changed from release `before` to `after`: the
+// entries of its named lists added, removed or changed, and its other
+// top-level facts that changed. Computed from the resolved catalogs, so it is
+// whatever the per-release marks say, never a hand-kept list.
+std::vector<std::string> release_differences(const Json& before, const Json& after) {
+  static const std::vector<std::pair<const char*, const char*>> lists = {
+      {"schemes", "name"}, {"algorithms", "name"}, {"templates", "model_type"}, {"presets", "name"}, {"extra_options", "name"}};
+  static const std::set<std::string> stamps = {"quark_version", "sources", "differences_from_newer_quark"};
+  std::vector<std::string> out;
+  for (auto& [key, value] : after.items()) {
+    if (stamps.count(key)) continue;
+    const Json* old = before.contains(key) ? &before[key] : nullptr;
+    const char* id = nullptr;
+    for (const auto& [k, i] : lists)
+      if (key == k) id = i;
+    if (id && value.is_array() && old && old->is_array()) {
+      std::map<std::string, const Json*> a, b;
+      for (const auto& e : *old)
+        if (e.is_object() && e.contains(id)) a[e[id].get<std::string>()] = &e;
+      for (const auto& e : value)
+        if (e.is_object() && e.contains(id)) b[e[id].get<std::string>()] = &e;
+      std::vector<std::string> added, removed, changed;
+      for (const auto& [n, e] : b)
+        if (!a.count(n)) added.push_back(n);
+        else if (*a[n] != *e) {
+          std::vector<std::string> fields;
+          for (auto& [f, v] : e->items())
+            if (!a[n]->contains(f) || (*a[n])[f] != v) fields.push_back(f);
+          changed.push_back(n + " (" + join(fields) + ")");
+        }
+      for (const auto& [n, e] : a)
+        if (!b.count(n)) removed.push_back(n);
+      if (!added.empty()) out.push_back(key + " added: " + join(added));
+      if (!removed.empty()) out.push_back(key + " removed: " + join(removed));
+      if (!changed.empty()) out.push_back(key + " changed: " + join(changed));
+    } else if (!old || *old != value) {
+      out.push_back(key + " changed");
+    }
+  }
+  return out;
+}
+
+void print_releases(const Catalog& c, const std::string& dir, const std::string& flow, const ui::Style& st) {
+  std::vector<std::string> versions = Catalog::release_versions(dir);
+  std::printf("%s\n", st.bold("Quark releases (choose with plan --quark-version; the default is the newest)").c_str());
+  for (const auto& r : c.releases()["releases"]) {
+    std::string v = r["version"];
+    std::printf("  %-11s %-11s %s\n", v.c_str(), r.value("released", "").c_str(), v == c.release() ? "(shown below)" : "");
+  }
+  auto at = std::find(versions.begin(), versions.end(), c.release());
+  if (at == versions.begin()) return;
+  const Catalog& prev = Catalog::load(dir, *(at - 1));
+  std::printf("  What Quark %s changed from %s:\n", c.release().c_str(), (at - 1)->c_str());
+  for (const char* part : {"torch", "onnx"}) {
+    if (!flow.empty() && flow != part) continue;
+    const Json& before = std::string(part) == "torch" ? prev.torch() : prev.onnx();
+    const Json& after = std::string(part) == "torch" ? c.torch() : c.onnx();
+    for (const auto& line : release_differences(before, after)) std::printf("    %s: %s\n", part, line.c_str());
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int run_catalog_command(const CatalogArgs& a) {
   return guarded(a.json, [&] {
     if (!a.flow.empty() && a.flow != "onnx" && a.flow != "torch") throw UsageError("catalog takes onnx or torch (got '" + a.flow + "')");
-    const Catalog& c = Catalog::load(a.catalog_dir);
+    const Catalog& c = Catalog::load(a.catalog_dir, a.quark_version);
     if (a.json) {
       Json j;
+      j["quark_release"] = c.release();
+      j["releases"] = c.releases()["releases"];
       if (a.flow.empty() || a.flow == "onnx") j["onnx"] = c.onnx();
       if (a.flow.empty() || a.flow == "torch") {
         j["torch"] = c.torch();
@@ -95,6 +162,7 @@ int run_catalog_command(const CatalogArgs& a) {
       return kExitOk;
     }
     ui::Style st{ui::use_color(stdout)};
+    print_releases(c, a.catalog_dir, a.flow, st);
     if (a.flow.empty() || a.flow == "onnx") print_onnx(c, st);
     if (a.flow.empty()) std::printf("\n");
     if (a.flow.empty() || a.flow == "torch") print_torch(c, st);

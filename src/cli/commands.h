@@ -38,6 +38,7 @@ struct CatalogArgs {
   std::string flow;
   bool json = false;
   std::string catalog_dir;
+  std::string quark_version;  // the release to show ("" for the newest)
 };
 int run_catalog_command(const CatalogArgs& args);
 

@@ -53,7 +53,7 @@ int run_explain_command(const ExplainArgs& a) {
         throw InputError(a.plan, "is a draft with no preset yet (" + std::string(plan["deployment_target"].is_string() ? "" : "no deployment target; ") +
                                      "see its open questions): answer them, then write the script");
       check_output_path(a.python);
-      const Catalog& cat = Catalog::load(a.catalog_dir);
+      const Catalog& cat = Catalog::for_plan(plan, a.catalog_dir);
       write_file_atomic(a.python, onnx_python_script(plan, analysis, cat, a.plan, a.python));
       if (a.json) {
         std::fputs(dump_json(Json{{"plan", a.plan}, {"python", a.python}, {"requires_confirmation", plan["requires_confirmation"]}}).c_str(), stdout);

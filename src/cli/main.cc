@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   ci->add_option("--session", intake.intake.session, "session_context.json (deployment target; updated with open questions)");
   ci->add_option("--env", intake.intake.env, "env_context.json");
   ci->add_option("--catalog", intake.intake.catalog_dir, "a folder of catalog files that replace the embedded ones");
+  ci->add_option("--quark-version", intake.intake.quark_version, "the Quark release to read the model for (default: the amd-quark an --install-result/--env file reports, else the newest; quarkplan catalog lists them)");
   ci->add_flag("--weight-stats", intake.intake.weight_stats, "scan the weights for per-layer outlier statistics");
   ci->add_flag("--trust-remote-code", intake.intake.trust_remote_code, "approve running the repository's own code (auto_map)");
 
@@ -82,12 +83,14 @@ int main(int argc, char** argv) {
   cp->add_option("--env", plan.intake.env, "env_context.json (accelerator)");
   cp->add_option("--install-result", plan.intake.install_result, "onnx_install_result.json (custom-ops availability)");
   cp->add_option("--catalog", plan.intake.catalog_dir, "a folder of catalog files that replace the embedded ones");
+  cp->add_option("--quark-version", plan.intake.quark_version, "the Quark release the plan is for (default: the amd-quark an --install-result/--env file reports, else the newest; quarkplan catalog lists them)");
 
   CatalogArgs catalog;
   auto* cc = app.add_subcommand("catalog", "List presets / schemes / algorithms / methods with compatibility");
   cc->add_option("FLOW", catalog.flow, "onnx or torch (both when omitted)");
   cc->add_flag("--json", catalog.json, "print the catalog as JSON");
   cc->add_option("--catalog", catalog.catalog_dir, "a folder of catalog files that replace the embedded ones");
+  cc->add_option("--quark-version", catalog.quark_version, "the Quark release whose facts to show (default: the newest)");
 
   ExplainArgs explain;
   auto* ce = app.add_subcommand("explain", "Show a plan's decision table, risks and the Quark invocation it implies");

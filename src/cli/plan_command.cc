@@ -57,7 +57,7 @@ void require_values(const PlanArgs& a) {
       {"--calib-data", &a.calib_data}, {"--eval", &a.eval}, {"--session", &a.intake.session}, {"--env", &a.intake.env},
       {"--install-result", &a.intake.install_result}, {"--catalog", &a.intake.catalog_dir}, {"--num-calib", &a.num_calib},
       {"--seq-len", &a.seq_len}, {"--data-size", &a.data_size}, {"--batch-size", &a.batch_size}, {"--context", &a.context},
-      {"--batch", &a.batch}, {"--gpus", &a.gpus}, {"--report", &a.report}};
+      {"--batch", &a.batch}, {"--gpus", &a.gpus}, {"--report", &a.report}, {"--quark-version", &a.intake.quark_version}};
   for (const auto& [flag, value] : single)
     if (a.given.count(flag) && value->empty()) throw UsageError(std::string(flag) + " needs a value");
   const std::pair<const char*, const std::vector<std::string>*> lists[] = {
@@ -85,6 +85,31 @@ void check_flags_apply(const PlanArgs& a, const std::string& flow, const std::st
                           : "";
   throw UsageError(join(wrong) + (wrong.size() == 1 ? " does" : " do") + " not apply to " + model + ", which is " + kind + ": " +
                    (wrong.size() == 1 ? "it is an option" : "they are options") + " for " + other + extra);
+}
+
+// The Quark release of the plan: the one the intake just used, or, planning
+// from an analysis, the analysis's own release unless one was asked for; an
+// analysis read with another release's facts is not re-targeted silently.
+void choose_release(PlanRequest& req, const IntakeContext& ctx, const Json* analysis, const std::string& analysis_path) {
+  req.quark_release = ctx.quark_release;
+  req.quark_release_source = ctx.quark_release_source;
+  if (!analysis) return;
+  const Json intake = analysis->value("intake", Json::object());
+  std::string theirs = intake.is_object() ? intake.value("quark_release", "") : "";
+  if (theirs.empty() && intake.is_object() && intake.contains("catalog_quark_version") && intake["catalog_quark_version"].is_string()) {
+    std::string stamp = intake["catalog_quark_version"];
+    theirs = stamp.substr(0, stamp.find(' '));
+  }
+  std::string canonical = theirs.empty() ? "" : Catalog::canonical_release(theirs, req.catalog_dir);
+  if (canonical.empty()) return;  // another tool's analysis, or a release no longer described: the request's
+  if (ctx.quark_release_source.empty()) {
+    req.quark_release = canonical;
+    req.quark_release_source = "--analysis";
+  } else if (canonical != ctx.quark_release) {
+    throw UsageError("--analysis " + analysis_path + " was read with Quark " + canonical + "'s facts, but the plan is for Quark " +
+                     ctx.quark_release + " (" + ctx.quark_release_source + "): re-run `quarkplan intake MODEL --quark-version " +
+                     ctx.quark_release + "`, or plan from the model");
+  }
 }
 
 // Flags are sugar for decision-table choices (so edits and flags are one thing).
@@ -257,6 +282,7 @@ int run_plan_command(const PlanArgs& a) {
         throw InputError(a.analysis, "was edited outside quarkplan: its content no longer matches the digest intake recorded (analysis_sha256). "
                                      "Re-run `quarkplan intake` on the model, or remove analysis_sha256 to plan from it as another tool's analysis");
     }
+    choose_release(req, ctx, ran_intake ? nullptr : &analysis, a.analysis);
     std::string flow = plan_flow(analysis);
     check_flags_apply(a, flow, ran_intake ? a.intake.model : analysis["model"].value("model_path", a.analysis));
     add_choices(req, a, flow);
@@ -382,7 +408,7 @@ int run_plan_command(const PlanArgs& a) {
       std::string dir = folder_of(a.intake.session).string();
       PlanUpdate u{plan, relative_ref(target.string(), dir), relative_ref(analysis_path.string(), dir),
                    removed.empty() ? "" : relative_ref(removed, dir)};
-      update_session(a.intake.session, u, Catalog::load(req.catalog_dir).hardware());
+      update_session(a.intake.session, u, Catalog::load(req.catalog_dir, req.quark_release).hardware());
     }
     if (!a.report.empty()) {
       write_plan_report(a.report, target.string(), plan, analysis, a.intake.catalog_dir);

@@ -26,7 +26,7 @@ verify::Result verify_plan_output(const std::string& plan_path, const std::strin
   o.source_dir = source;
   o.keep_until_exit = true;
   std::string dir = catalog_dir.empty() ? lp.plan.value("request", Json::object()).value("catalog_dir", "") : catalog_dir;
-  return verify::verify_export(lp.plan, analysis, plan_path, output, o, Catalog::load(dir));
+  return verify::verify_export(lp.plan, analysis, plan_path, output, o, Catalog::for_plan(lp.plan, dir));
 }
 
 int run_verify_command(const VerifyArgs& a) {

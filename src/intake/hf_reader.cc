@@ -33,7 +33,7 @@ double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
 // Mixture-of-experts preparation, the checkpoint's size against one
 // accelerator, and the loader limits of huge MoE models.
-void add_moe_and_size_risks(const Json& tc, bool is_moe, int64_t num_experts, const LinearModules& modules, uint64_t size_bytes, double gb,
+void add_moe_and_size_risks(const Json& tc, const std::string& f2f_flag, bool is_moe, int64_t num_experts, const LinearModules& modules, uint64_t size_bytes, double gb,
                             Json& risks) {
   const bool fused_experts = modules.fused_experts;
   const std::vector<SizedView>& sized = modules.sized;
@@ -47,7 +47,7 @@ void add_moe_and_size_risks(const Json& tc, bool is_moe, int64_t num_experts, co
   if (gb > big["high"].get<double>())
     risks.push_back(make_risk("torch.intake.very_large", "high",
                               "The checkpoint is " + format_bytes(size_bytes) + ": it does not fit one accelerator for calibration.",
-                              "Plan for --multi_gpu (or --multi_device, without algorithms) or --file2file_quantization for weight-only / dynamic schemes."));
+                              "Plan for --multi_gpu (or --multi_device, without algorithms) or " + f2f_flag + " for weight-only / dynamic schemes."));
   else if (gb > big["medium"].get<double>())
     risks.push_back(make_risk("torch.intake.large", "medium",
                               "The checkpoint is " + format_bytes(size_bytes) + ": calibration may not fit a single 48-80 GiB accelerator.",
@@ -147,7 +147,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   bool is_moe = st ? st->is_moe : cfg.num_experts.has_value();
   int64_t num_experts = st ? st->num_experts : cfg.num_experts.value_or(0);
   double gb = static_cast<double>(size.size_bytes) / 1e9;
-  add_moe_and_size_risks(tc, is_moe, num_experts, modules, size.size_bytes, gb, risks);
+  add_moe_and_size_risks(tc, cat.file2file_flag_text(), is_moe, num_experts, modules, size.size_bytes, gb, risks);
   Json weight_stats = weight_stats_if_asked(ctx, dir, w, risks);
 
   // Transformers version (rule 35).
@@ -187,7 +187,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   write_quantization_targets(a["quantization_targets"], modules, cfg, tmpl, is_moe);
   a["risks"] = rv;
   if (!weight_stats.is_null()) a["weight_stats"] = weight_stats;
-  a["intake"] = {{"tool", "quarkplan"}, {"catalog_quark_version", tc["quark_version"]}, {"config_notes", cfg.sources}};
+  a["intake"] = {{"tool", "quarkplan"}, {"catalog_quark_version", tc["quark_version"]}, {"quark_release", cat.release()}, {"config_notes", cfg.sources}};
   if (ctx.keep_until_exit) {
     keep_until_exit(std::make_shared<WeightFacts>(std::move(w)));
     if (st) keep_until_exit(std::make_shared<ModelStructure>(std::move(*st)));

@@ -8,6 +8,7 @@
 #include "catalog/catalog.h"
 #include "common/error.h"
 #include "common/json.h"
+#include "common/strings.h"
 
 namespace quarkplan {
 
@@ -16,11 +17,52 @@ bool is_known_target(const std::string& t) {
 }
 
 namespace {
+
+// The amd-quark version a context file reports, "" when it names none: the
+// install result's quark_version, or the env file's environment.quark_version.
+std::string reported_quark_version(const Json& doc, bool env) {
+  const Json* holder = env ? (doc.contains("environment") && doc["environment"].is_object() ? &doc["environment"] : nullptr) : &doc;
+  if (!holder) return "";
+  for (const char* key : {"quark_version", "amd_quark_version"})
+    if (holder->contains(key) && (*holder)[key].is_string()) return (*holder)[key].get<std::string>();
+  return "";
+}
+
+// --quark-version, else what the machine has installed, else the newest.
+void choose_quark_release(const IntakeRequest& req, IntakeContext& ctx) {
+  std::string asked = req.quark_version, from;
+  if (!asked.empty()) from = "--quark-version";
+  if (asked.empty() && !req.install_result.empty()) {
+    Json r = read_validated(req.install_result, "onnx_install_result");
+    if (r["status"] == "ok" && !(asked = reported_quark_version(r, false)).empty()) from = req.install_result;
+  }
+  if (asked.empty() && !req.env.empty()) {
+    Json e = read_validated(req.env, "env_context");
+    if (!(asked = reported_quark_version(e, true)).empty()) from = req.env;
+  }
+  if (asked.empty()) {
+    ctx.catalog = &Catalog::load(req.catalog_dir);
+    ctx.quark_release = ctx.catalog->release();
+    return;
+  }
+  std::string canonical = Catalog::canonical_release(asked, req.catalog_dir);
+  if (canonical.empty()) {
+    std::string known = join(Catalog::release_versions(req.catalog_dir));
+    if (from == "--quark-version")
+      throw UsageError("--quark-version " + asked + " is not a Quark release quarkplan describes (it knows " + known + ")");
+    throw InputError(from, "reports amd-quark " + asked + ", a release quarkplan does not describe (it knows " + known +
+                               "): install one of those, or plan for one with --quark-version");
+  }
+  ctx.catalog = &Catalog::load(req.catalog_dir, canonical);
+  ctx.quark_release = canonical;
+  ctx.quark_release_source = from;
+}
+
 }  // namespace
 
 IntakeContext resolve_intake_context(const IntakeRequest& req) {
   IntakeContext ctx;
-  ctx.catalog = &Catalog::load(req.catalog_dir);
+  choose_quark_release(req, ctx);
   ctx.trust_remote_code = req.trust_remote_code;
   ctx.weight_stats = req.weight_stats;
   // The benchmark pins the scan's thread count (bench/run_intake_bench.sh); 0 or unset: every core.

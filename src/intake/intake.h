@@ -14,12 +14,15 @@ struct IntakeRequest {
   std::string session;         // --session FILE
   std::string env;             // --env FILE
   std::string catalog_dir;     // --catalog DIR
+  std::string quark_version;   // --quark-version V, "" when not given
   bool trust_remote_code = false;
   bool weight_stats = false;
 };
 
 // Reads the context files the request names (session_context.json,
-// onnx_install_result.json), each validated against its schema.
+// onnx_install_result.json), each validated against its schema, and picks the
+// Quark release: --quark-version, else the amd-quark version the install
+// result or env file reports, else the newest the catalog describes.
 IntakeContext resolve_intake_context(const IntakeRequest& req);
 
 // Runs the reader for the model and returns the analysis, validated against

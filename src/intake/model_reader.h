@@ -29,7 +29,9 @@ struct IntakeContext {
   unsigned weight_stats_threads = 0;  // 0: every core
   // Progress of long steps (the --weight-stats scan), called on the calling thread.
   std::function<void(const std::string& stage, uint64_t done, uint64_t total)> progress;
-  const Catalog* catalog = nullptr;
+  const Catalog* catalog = nullptr;  // holds the facts of quark_release
+  std::string quark_release;         // the Quark release the analysis is for (catalog/releases.json)
+  std::string quark_release_source;  // "--quark-version", the file that named it, or "" (the newest)
   // A one-shot command: the reader's large working set (mapped headers, tensor
   // records, the model structure) is left to the process exit instead of being
   // freed piece by piece (see common/keep_until_exit.h).

@@ -377,10 +377,10 @@ void compile(const std::string& text, bool& simple, bool& lead, bool& trail, std
 }
 }  // namespace
 
-QuarkPattern::QuarkPattern(const std::string& pattern) : pattern_(pattern) {
+QuarkPattern::QuarkPattern(const std::string& pattern, PatternMatch how) : pattern_(pattern) {
   exact_.text = pattern;
   compile(pattern, exact_.simple, exact_.leading_star, exact_.trailing_star, exact_.parts);
-  has_dotted_ = !(pattern.size() >= 2 && pattern.compare(pattern.size() - 2, 2, ".*") == 0);
+  has_dotted_ = how == PatternMatch::kWithChildren && !(pattern.size() >= 2 && pattern.compare(pattern.size() - 2, 2, ".*") == 0);
   if (has_dotted_) {
     dotted_.text = pattern + ".*";
     compile(dotted_.text, dotted_.simple, dotted_.leading_star, dotted_.trailing_star, dotted_.parts);
@@ -391,8 +391,8 @@ bool QuarkPattern::matches(std::string_view module) const {
   return exact_.match(module) || (has_dotted_ && dotted_.match(module));
 }
 
-bool quark_pattern_matches(const std::string& pattern, const std::string& module) {
-  return QuarkPattern(pattern).matches(module);
+bool quark_pattern_matches(const std::string& pattern, const std::string& module, PatternMatch how) {
+  return QuarkPattern(pattern, how).matches(module);
 }
 
 

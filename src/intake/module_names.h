@@ -32,14 +32,19 @@ struct SizedView {
 };
 std::vector<SizedName> collapse_sized(const std::vector<SizedView>& names);
 
-// Quark's exclude semantics: a pattern p not ending in ".*" also matches p + ".*".
-bool quark_pattern_matches(const std::string& pattern, const std::string& module);
+// How Quark matches a pattern against module names: layer_quant_config
+// patterns, and every pattern in Quark 0.13, verbatim (fnmatch); exclude
+// patterns in 0.12, also the modules under it (p not ending in ".*" also
+// matches p + ".*"). Catalog::exclude_covers_children() says which a release does.
+enum class PatternMatch { kVerbatim, kWithChildren };
+
+bool quark_pattern_matches(const std::string& pattern, const std::string& module, PatternMatch how);
 
 // The same, prepared once for matching many names (planning a model with
 // 45,000 Linear modules matches every pattern against every module).
 class QuarkPattern {
  public:
-  explicit QuarkPattern(const std::string& pattern);
+  QuarkPattern(const std::string& pattern, PatternMatch how);
   bool matches(std::string_view module) const;
   const std::string& pattern() const { return pattern_; }
 
@@ -51,7 +56,7 @@ class QuarkPattern {
     bool match(std::string_view s) const;
   };
   std::string pattern_;
-  Glob exact_, dotted_;  // p, and p + ".*" unless p already ends with ".*"
+  Glob exact_, dotted_;  // p, and p + ".*" (kWithChildren, unless p already ends with ".*")
   bool has_dotted_ = false;
 };
 

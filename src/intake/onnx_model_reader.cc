@@ -558,6 +558,7 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
   a["risks"] = rv;
   a["intake"] = {{"tool", "quarkplan"},
                  {"catalog_quark_version", cat.version_stamp()},
+                 {"quark_release", cat.release()},
                  {"deployment_target", target.empty() ? Json(nullptr) : Json(target)},
                  {"deployment_target_source", ctx.target_source.empty() ? Json(nullptr) : Json(ctx.target_source)},
                  {"custom_ops_compile_ok", ctx.custom_ops_compile_ok ? Json(*ctx.custom_ops_compile_ok) : Json(nullptr)}};

@@ -80,7 +80,7 @@ void add_estimates(PlanState& s) {
 
   const Json& overrides = s.plan["layer_quant_config"];
   std::vector<std::pair<QuarkPattern, const Json*>> override_patterns;
-  for (auto& [p, sch] : overrides.items()) override_patterns.emplace_back(QuarkPattern(p), s.cat.torch_scheme(sch));
+  for (auto& [p, sch] : overrides.items()) override_patterns.emplace_back(QuarkPattern(p, PatternMatch::kVerbatim), s.cat.torch_scheme(sch));
   const std::vector<char>& excluded = s.excluded();
   std::vector<const Json*> override_scheme(names.size(), nullptr);
   if (!override_patterns.empty())
@@ -214,7 +214,7 @@ void add_estimates(PlanState& s) {
       s.risk("torch.fit.accelerators", "medium",
              "Calibration loads " + format_bytes(loaded_bytes) + (pre_quantized ? " (the source dequantized to BF16)" : "") + " plus working memory (" +
                  format_bytes(calib) + "): " + std::to_string(calib_n) + " x " + hw + " (" + each + " each); " + avail + ".",
-             "The device_strategy row spreads it (--multi_gpu) or streams it (--file2file_quantization where the scheme allows).");
+             "The device_strategy row spreads it (--multi_gpu) or streams it (" + s.cat.file2file_flag_text() + " where the scheme allows).");
   } else {
     est["fit"] = nullptr;
   }

@@ -163,6 +163,8 @@ void recheck_rules(const Json& plan, const Json& analysis, const std::string& re
   try {
     PlanRequest req = request_from_json(plan["request"]);
     req.analysis_ref = ref;
+    // A plan from before releases were recorded is replayed with the facts it was made with.
+    if (req.quark_release.empty()) req.quark_release = Catalog::for_plan(plan, catalog_dir.empty() ? req.catalog_dir : catalog_dir).release();
     if (!catalog_dir.empty()) req.catalog_dir = catalog_dir;
     PlanOutcome out = make_plan(analysis, req);
     if (out.status == PlanStatus::kRefused) {
@@ -196,7 +198,7 @@ void recheck_rules(const Json& plan, const Json& analysis, const std::string& re
 void check_catalog_facts(const Json& plan, const std::string& catalog_dir, IntegrityReport& r) {
   if (plan.value("backend", "") != "torch" || !plan.contains("hardware") || !plan["hardware"].is_string()) return;
   try {
-    const Catalog& cat = Catalog::load(catalog_dir);
+    const Catalog& cat = Catalog::for_plan(plan, catalog_dir);
     const std::string hw = plan["hardware"].get<std::string>();
     const Json* acc = cat.accelerator(hw);
     if (!acc || !acc->contains("support")) return;

@@ -41,7 +41,7 @@ std::string replace_output_dir(const std::string& s, const std::string& dir, con
 }  // namespace
 
 Invocation plan_invocation(const Json& plan, const Json& analysis, const std::string& catalog_dir) {
-  const Catalog& cat = Catalog::load(catalog_dir);
+  const Catalog& cat = Catalog::for_plan(plan, catalog_dir);
   Invocation inv;
   if (plan.value("backend", "") == "onnx") return onnx_invocation(plan, analysis, cat);
   inv.tool = "quantize_quark.py";
@@ -73,10 +73,11 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
   }
   if (plan.contains("data_type") && plan["data_type"].is_string()) a.insert(a.end(), {"--data_type", plan["data_type"]});
   std::string export_flag = plan.value("export_format", "hf_format");
-  // --file2file_quantization returns right after writing hf_format shards:
+  // The file-to-file flow returns right after writing hf_format shards:
   // the planner never pairs it with another export (a conflict).
   a.insert(a.end(), {"--model_export", strategy == "file2file" ? "hf_format" : export_flag});
-  if (strategy == "file2file") a.push_back("--file2file_quantization");
+  if (strategy == "file2file")
+    for (const auto& w : cat.file2file_flag()) a.push_back(w);
   else if (strategy == "multi_gpu") a.push_back("--multi_gpu");
   else if (strategy == "multi_device") a.push_back("--multi_device");
   if (strategy == "cpu" || plan.value("hardware", Json(nullptr)) == "cpu") a.insert(a.end(), {"--device", "cpu"});

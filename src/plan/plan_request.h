@@ -41,6 +41,10 @@ struct PlanRequest {
   std::string target_source;   // where the target came from
   std::string analysis_ref = "./model_analysis.json";
   std::string catalog_dir;
+  // The Quark release the plan is for (catalog/releases.json; "" for the
+  // newest) and where it came from ("--quark-version", a context file, the
+  // analysis, or "" when it is the newest by default).
+  std::string quark_release, quark_release_source;
   // The command-line flag each choice came from (e.g. "calibration.num_calib_data"
   // -> "--num-calib"), so an error names what the user typed.
   std::map<std::string, std::string> choice_flags;

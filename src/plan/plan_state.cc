@@ -52,7 +52,7 @@ const std::vector<char>& PlanState::excluded() {
   if (excluded_cache.size() == mods.size() && excluded_for == list) return excluded_cache;
   std::vector<QuarkPattern> excl;
   for (const auto& p : list)
-    if (p.is_string()) excl.emplace_back(p.get<std::string>());
+    if (p.is_string()) excl.emplace_back(p.get<std::string>(), exclude_match());
   excluded_cache.assign(mods.size(), 0);
   for (size_t i = 0; i < mods.size(); ++i)
     for (const auto& p : excl)

@@ -5,6 +5,7 @@
 
 #include "catalog/catalog.h"
 #include "common/json.h"
+#include "intake/module_names.h"
 #include "plan/plan_request.h"
 
 namespace quarkplan {
@@ -21,6 +22,9 @@ struct Conflict {
 struct PlanState {
   const Json& analysis;
   const Catalog& cat;
+  // How the plan's release matches exclude patterns (layer_quant_config
+  // patterns are verbatim in every release).
+  PatternMatch exclude_match() const { return cat.exclude_covers_children() ? PatternMatch::kWithChildren : PatternMatch::kVerbatim; }
   const PlanRequest& req;
   Json plan = Json::object();
   Json reasons = Json::object();      // decision -> "text [rule]"

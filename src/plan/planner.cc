@@ -356,7 +356,9 @@ Json request_to_json(const PlanRequest& r) {
           {"install_status", r.install_status},
           {"install_failure_reason", r.install_failure_reason},
           {"install_accelerator_tag", r.install_accelerator_tag},
-          {"catalog_dir", r.catalog_dir}};
+          {"catalog_dir", r.catalog_dir},
+          {"quark_release", r.quark_release},
+          {"quark_release_source", r.quark_release_source}};
 }
 
 PlanRequest request_from_json(const Json& j) {
@@ -378,6 +380,8 @@ PlanRequest request_from_json(const Json& j) {
     r.context = j.value("context", int64_t{0});
     r.batch = j.value("batch", int64_t{1});
     r.gpus = j.value("gpus", int64_t{0});
+    r.quark_release = j.value("quark_release", "");
+    r.quark_release_source = j.value("quark_release_source", "");
     r.env_context = j.value("env_context", Json(nullptr));
     if (j.contains("custom_ops_compile_ok") && j["custom_ops_compile_ok"].is_boolean()) r.custom_ops_compile_ok = j["custom_ops_compile_ok"].get<bool>();
     if (j.contains("available_providers") && j["available_providers"].is_array())
@@ -438,11 +442,17 @@ Json normalized_analysis(const Json& in, const Catalog& cat) {
 
 PlanOutcome make_plan(const Json& input_analysis, const PlanRequest& user_req) {
   PlanOutcome out;
-  const Catalog& cat = Catalog::load(user_req.catalog_dir);
+  const Catalog& cat = Catalog::load(user_req.catalog_dir, user_req.quark_release);
   const Json analysis = normalized_analysis(input_analysis, cat);
   out.flow = plan_flow(analysis);
   // Out-of-range numbers are input errors, found before any rule runs.
   out.errors = check_request(analysis, user_req);
+  // An analysis holds release-dependent facts (template support, default
+  // exclusions, the transformers range): it is planned with its own release.
+  if (const Json* in = analysis.contains("intake") ? &analysis["intake"] : nullptr; in && in->is_object() && in->contains("quark_release") &&
+      (*in)["quark_release"].is_string() && (*in)["quark_release"] != cat.release())
+    out.errors.push_back("the analysis was read with Quark " + (*in)["quark_release"].get<std::string>() + "'s facts, but the plan is for Quark " +
+                         cat.release() + ": re-run intake with --quark-version " + cat.release());
   if (!out.errors.empty()) {
     out.status = PlanStatus::kInvalid;
     return out;
@@ -479,6 +489,7 @@ PlanOutcome make_plan(const Json& input_analysis, const PlanRequest& user_req) {
   p["open_questions"] = s.open_questions;
   if (!p.contains("estimates")) p["estimates"] = Json::object();
   p["catalog_quark_version"] = out.flow == "onnx" ? cat.onnx()["quark_version"] : cat.torch()["quark_version"];
+  p["quark_release"] = cat.release();
   // What was asked, so explain/validate can re-run the rules on it.
   p["request"] = request_to_json(user_req);
   out.plan = p;

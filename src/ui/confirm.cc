@@ -86,7 +86,7 @@ int read_key(FILE* in) {
 ConfirmResult confirm_loop(const Json& analysis, PlanRequest req, const Style& style, int width) {
   // Tab completes decision keys, presets / schemes and the answers.
   const std::string flow = plan_flow(analysis);
-  const Catalog& cat = Catalog::load(req.catalog_dir);
+  const Catalog& cat = Catalog::load(req.catalog_dir, req.quark_release);
   g_words = {"yes", "no", "help", "show", "insist", "preset ", "scheme ", "target ", "hardware "};
   for (const auto& k : flow == "onnx" ? onnx_decision_keys() : torch_decision_keys()) g_words.push_back(k + "=");
   if (flow == "onnx") {

@@ -50,7 +50,7 @@ std::string render_report(const ReportInput& in) {
   std::string risks = risks_section(p);
   std::string size = size_chart(p);
   std::string fit = fit_chart(p);
-  std::string layers = onnx ? onnx_ops(p, in.analysis, in.catalog_dir) : torch_layers(p, in.analysis);
+  std::string layers = onnx ? onnx_ops(p, in.analysis, in.catalog_dir) : torch_layers(p, in.analysis, in.catalog_dir);
   std::string outliers = weight_stats(p, in.analysis);
   std::string quark = invocation_section(in);
   std::string verification = verification_section(in.verification);
@@ -103,7 +103,7 @@ std::string render_report(const ReportInput& in) {
           std::string(verification.empty() ? "" : "<li><a href=\"#verification\">Verification</a></li>") + "</ul></nav>\n</header>\n<main>\n";
   html += card + decisions + risks + size + fit + layers + outliers + quark + verification + rules;
   std::string quark_version = str(get(get(in.analysis, "intake"), "catalog_quark_version"));
-  if (quark_version.empty()) quark_version = Catalog::load(in.catalog_dir).version_stamp();
+  if (quark_version.empty()) quark_version = Catalog::for_plan(in.plan, in.catalog_dir).version_stamp();
   html += "</main>\n<footer>Made by " + e(in.tool_version) + " from " + e(in.plan_path) + " with Quark facts of " + e(quark_version) +
           ". Sizes use binary units (1 KiB = 1024 bytes, 1 GiB = 2^30 bytes).</footer>\n";
   html += "<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";

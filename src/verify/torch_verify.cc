@@ -257,14 +257,16 @@ Result verify_torch_export(const Json& plan, const Json& analysis, const TorchEx
   const Json& overrides = plan.contains("layer_quant_config") && plan["layer_quant_config"].is_object() ? plan["layer_quant_config"] : Json::object();
   std::vector<std::pair<QuarkPattern, std::string>> override_patterns;
   for (const auto& [pat, scheme] : overrides.items())
-    if (scheme.is_string()) override_patterns.emplace_back(QuarkPattern(pat), scheme.get<std::string>());
+    if (scheme.is_string()) override_patterns.emplace_back(QuarkPattern(pat, PatternMatch::kVerbatim), scheme.get<std::string>());
+  // Exclusions match as the plan's release matches them (catalog exclude_matching).
+  const PatternMatch how = catalog.exclude_covers_children() ? PatternMatch::kWithChildren : PatternMatch::kVerbatim;
   std::vector<QuarkPattern> plan_excl;
   for (const auto& p : member(plan, "exclude_layers"))
-    if (p.is_string()) plan_excl.emplace_back(p.get<std::string>());
+    if (p.is_string()) plan_excl.emplace_back(p.get<std::string>(), how);
   std::vector<QuarkPattern> export_excl;
   if (qc.is_object() && qc.contains("exclude") && qc["exclude"].is_array())
     for (const auto& p : qc["exclude"])
-      if (p.is_string()) export_excl.emplace_back(p.get<std::string>());
+      if (p.is_string()) export_excl.emplace_back(p.get<std::string>(), how);
 
   std::string model_dtype = "BF16";
   if (analysis.is_object()) {

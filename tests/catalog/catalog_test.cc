@@ -11,22 +11,98 @@ using quarkplan::Catalog;
 using quarkplan::Json;
 
 TEST(Catalog, EmbeddedFilesMatchTheirSchemas) {
-  const Catalog& c = Catalog::load();
-  EXPECT_TRUE(quarkplan::validate_against_schema(c.onnx(), "schemas/catalog_onnx.schema.json").empty());
-  EXPECT_TRUE(quarkplan::validate_against_schema(c.torch(), "schemas/catalog_torch.schema.json").empty());
-  EXPECT_TRUE(quarkplan::validate_against_schema(c.hardware(), "schemas/catalog_hardware.schema.json").empty());
-  for (const Json* j : {&c.onnx(), &c.torch(), &c.hardware()})
-    EXPECT_FALSE((*j)["quark_version"].get<std::string>().empty());
+  // Every release's facts, as resolved from the shared files and their per-release marks.
+  ASSERT_EQ(Catalog::release_versions(), (std::vector<std::string>{"0.12.post1", "0.13"}));
+  for (const auto& release : Catalog::release_versions()) {
+    const Catalog& c = Catalog::load("", release);
+    EXPECT_EQ(c.release(), release);
+    EXPECT_TRUE(quarkplan::validate_against_schema(c.onnx(), "schemas/catalog_onnx.schema.json").empty()) << release;
+    EXPECT_TRUE(quarkplan::validate_against_schema(c.torch(), "schemas/catalog_torch.schema.json").empty()) << release;
+    EXPECT_TRUE(quarkplan::validate_against_schema(c.hardware(), "schemas/catalog_hardware.schema.json").empty()) << release;
+    EXPECT_TRUE(quarkplan::validate_against_schema(c.releases(), "schemas/catalog_releases.schema.json").empty()) << release;
+    for (const Json* j : {&c.onnx(), &c.torch(), &c.hardware()}) {
+      EXPECT_EQ((*j)["quark_version"].get<std::string>().rfind(release + " ", 0), 0u) << (*j)["quark_version"];
+      // No per-release mark survives resolution.
+      std::string text = j->dump();
+      for (const char* mark : {"\"by_release\"", "\"since_release\"", "\"until_release\""}) EXPECT_EQ(text.find(mark), std::string::npos) << mark;
+    }
+  }
+  EXPECT_EQ(&Catalog::load(), &Catalog::load("", "0.13"));  // the default is the newest
+  EXPECT_EQ(Catalog::canonical_release("0.12"), "0.12.post1");
+  EXPECT_EQ(Catalog::canonical_release("0.13.0"), "0.13");
+  EXPECT_EQ(Catalog::canonical_release("0.11"), "");
+  EXPECT_THROW(Catalog::load("", "0.11"), quarkplan::InputError);
+}
+
+// What differs between the releases is what Quark's two wheels differ by (read from them by
+// importing each: tests/data/quark/quantize_quark_facts.json's releases entry).
+TEST(Catalog, EachReleaseHoldsItsOwnQuarkFacts) {
+  const Catalog& old = Catalog::load("", "0.12.post1");
+  const Catalog& now = Catalog::load("", "0.13");
+  EXPECT_EQ(old.torch()["schemes"].size(), 26u);
+  EXPECT_EQ(now.torch()["schemes"].size(), 27u);
+  EXPECT_EQ(old.torch_scheme("mx9"), nullptr);
+  ASSERT_NE(now.torch_scheme("mx9"), nullptr);
+  EXPECT_EQ(old.torch()["templates"].size(), 41u);
+  EXPECT_EQ(now.torch()["templates"].size(), 51u);
+  EXPECT_EQ(old.torch_template("qwen3_5"), nullptr);
+  ASSERT_NE(now.torch_template("qwen3_5"), nullptr);
+  EXPECT_TRUE(old.torch()["unsupported_model_types"].contains("qwen3_5"));
+  EXPECT_FALSE(now.torch()["unsupported_model_types"].contains("qwen3_5"));
+  EXPECT_EQ(old.torch()["algorithms"].size(), 7u);
+  EXPECT_EQ(now.torch()["algorithms"].size(), 9u);
+  EXPECT_EQ((*old.torch_template("deepseek_v3"))["exclude_defaults"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate","*mlp.gate.linear"])"));
+  EXPECT_EQ((*now.torch_template("deepseek_v3"))["exclude_defaults"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate"])"));
+  EXPECT_TRUE(old.exclude_covers_children());
+  EXPECT_FALSE(now.exclude_covers_children());
+  EXPECT_EQ(old.file2file_flag(), (std::vector<std::string>{"--file2file_quantization"}));
+  EXPECT_EQ(now.file2file_flag(), (std::vector<std::string>{"--quant_flow", "file2file"}));
+  EXPECT_EQ(old.torch()["transformers_upper_bound"], "<5.3");
+  EXPECT_EQ(now.torch()["transformers_upper_bound"], "<5.17");
+  // Against what each wheel registers.
+  Json f = quarkplan::parse_json(read_file(testdata("quark/quantize_quark_facts.json")), "facts");
+  const Json& r13 = f["releases"]["0.13"];
+  std::set<std::string> want, have;
+  for (const auto& s : r13["torch_schemes_registered"]) want.insert(s);
+  for (const auto& s : now.torch()["schemes"]) have.insert(s["name"]);
+  for (auto& [alias, to] : now.torch()["scheme_aliases"].items()) have.insert(alias);
+  EXPECT_EQ(have, want);
+  for (auto& [model_type, t] : r13["torch_templates"].items()) {
+    const Json* mine = now.torch_template(model_type);
+    ASSERT_NE(mine, nullptr) << model_type;
+    EXPECT_EQ((*mine)["exclude_defaults"], t["exclude_layers_name"]) << model_type;
+  }
+  for (auto& [algo, types] : r13["torch_algorithms"]["builtin_config_model_types"].items())
+    for (const auto& type : types) {
+      const Json* mine = now.torch_template(type);
+      ASSERT_NE(mine, nullptr) << type;
+      EXPECT_NE(std::find((*mine)["builtin_algorithms"].begin(), (*mine)["builtin_algorithms"].end(), algo), (*mine)["builtin_algorithms"].end())
+          << algo << " for " << type;
+    }
+}
+
+// A release mark naming no release is the catalog author's error, named with its file.
+TEST(Catalog, AReleaseMarkForAnUnknownReleaseIsRefused) {
+  TempDir d;
+  Json t = quarkplan::parse_json(std::string(quarkplan::embedded_resource("catalog/torch.json")), "torch");
+  t["schemes"][0]["since_release"] = "0.99";
+  write_file(d / "torch.json", t.dump());
+  try {
+    (void)Catalog::load(d.path().string());
+    ADD_FAILURE() << "accepted";
+  } catch (const quarkplan::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("0.99"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Catalog, HoldsEveryQuarkFact) {
   const Catalog& c = Catalog::load();
   EXPECT_EQ(c.onnx()["presets"].size(), 65u);  // DefaultConfigMapping @6cb02c72
-  EXPECT_EQ(c.torch()["schemes"].size(), 26u);  // 26 distinct schemes ...
+  EXPECT_EQ(c.torch()["schemes"].size(), 27u);  // 27 distinct schemes (0.13) ...
   EXPECT_NE(c.torch_scheme("fp4_block16_scale_e4m3"), nullptr);  // ... + the legacy alias
   EXPECT_EQ((*c.torch_scheme("fp4_block16_scale_e4m3"))["name"], "nvfp4");
-  EXPECT_EQ(c.torch()["templates"].size(), 41u);
-  EXPECT_EQ(c.torch()["algorithms"].size(), 7u);
+  EXPECT_EQ(c.torch()["templates"].size(), 51u);
+  EXPECT_EQ(c.torch()["algorithms"].size(), 9u);
   EXPECT_EQ(c.torch()["kv_cache"]["schemes"], Json::array({"fp8"}));
   // Every preset named anywhere in the ONNX catalog exists.
   for (const auto& row : c.onnx()["preset_candidates"])
@@ -55,7 +131,7 @@ TEST(Catalog, DirectoryOverridesAFileAndIsValidated) {
   write_file(d / "onnx.json", onnx.dump());
   const Catalog& c = Catalog::load(d.path().string());
   EXPECT_EQ(c.onnx()["quark_version"], "9.9-test");
-  EXPECT_EQ(c.torch()["templates"].size(), 41u);  // not overridden: embedded
+  EXPECT_EQ(c.torch()["templates"].size(), 51u);  // not overridden: embedded
   TempDir bad;
   write_file(bad / "onnx.json", R"({"catalog":"onnx","presets":[]})");
   EXPECT_THROW(Catalog::load(bad.path().string()), quarkplan::InputError);

@@ -20,10 +20,11 @@ using quarkplan::Json;
 
 namespace {
 
-Json intake(const fs::path& dir, bool trust = false) {
+Json intake(const fs::path& dir, bool trust = false, const std::string& release = "") {
   quarkplan::IntakeRequest req;
   req.model = dir.string();
   req.trust_remote_code = trust;
+  req.quark_version = release;
   return quarkplan::run_intake(req);
 }
 
@@ -85,7 +86,7 @@ INSTANTIATE_TEST_SUITE_P(
         CorpusFact{"falcon-40b", "RefinedWeb", 60, 0, true, nullptr, false, "partial"},
         CorpusFact{"gemma-2b", "gemma", 18, 0, false, nullptr, false, "partial"},
         CorpusFact{"gemma-3-27b-it-resaved", "gemma3", 62, 0, false, nullptr, true, "complete"},
-        CorpusFact{"gemma-4-26b-a4b", "gemma4", 30, 128, false, nullptr, false, "partial"},
+        CorpusFact{"gemma-4-26b-a4b", "gemma4", 30, 128, false, nullptr, true, "complete"},  // a template from Quark 0.13 on (a draft under 0.12: HfIntake.ReleasesDifferInTemplates)
         CorpusFact{"glm-4.7-fp8-trimmed-derivative", "glm4_moe", 92, 160, false, nullptr, true, "complete"},
         CorpusFact{"glm-5", "glm_moe_dsa", 78, 256, false, nullptr, true, "complete"},
         CorpusFact{"gpt-j-6b", "gptj", 28, 0, false, nullptr, true, "complete"},
@@ -133,7 +134,12 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(HfIntake, TemplateDetailsAndRemoteCodeApproval) {
   Json ds = intake(testdata("hf/deepseek-v3"));
-  EXPECT_EQ(ds["quantization_targets"]["exclude_defaults"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate","*mlp.gate.linear"])"));
+  EXPECT_EQ(ds["quantization_targets"]["exclude_defaults"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate"])"));  // Quark 0.13
+  EXPECT_EQ(ds["intake"]["quark_release"], "0.13");
+  Json ds12 = intake(testdata("hf/deepseek-v3"), false, "0.12");
+  EXPECT_EQ(ds12["quantization_targets"]["exclude_defaults"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate","*mlp.gate.linear"])"));
+  EXPECT_EQ(ds12["intake"]["quark_release"], "0.12.post1");
+  EXPECT_EQ(intake(testdata("hf/llama4-scout-17b-16e-instruct"), false, "0.12.post1")["model"]["transformers_version_required"], ">=4.51.0,<5.3");
   EXPECT_TRUE(has_rule(ds, "torch.intake.auto_map_not_needed"));
   // An MLA head: qk_nope_head_dim + qk_rope_head_dim, not hidden_size / heads (56).
   EXPECT_EQ(ds["model"]["architecture"]["head_dim"], 128 + 64);
@@ -144,11 +150,11 @@ TEST(HfIntake, TemplateDetailsAndRemoteCodeApproval) {
   EXPECT_EQ(approved["analysis_status"], "complete");
   EXPECT_TRUE(approved["model"]["trust_remote_code_approved"].get<bool>());
   Json l4 = intake(testdata("hf/llama4-scout-17b-16e-instruct"));
-  EXPECT_EQ(l4["model"]["transformers_version_required"], ">=4.51.0,<5.16");
+  EXPECT_EQ(l4["model"]["transformers_version_required"], ">=4.51.0,<5.17");
   EXPECT_EQ(l4["model"]["loading_class"], "Llama4ForConditionalGeneration");
   Json oss = intake(testdata("hf/gpt-oss-20b"));
   EXPECT_EQ(oss["model"]["loading_class"], "AutoModelForCausalLM with Mxfp4Config(dequantize=True)");
-  EXPECT_EQ(oss["model"]["transformers_version_required"], ">=4.55.1,<5.16");
+  EXPECT_EQ(oss["model"]["transformers_version_required"], ">=4.55.1,<5.17");
   Json gem = intake(testdata("hf/medgemma-27b-it"));
   EXPECT_EQ(gem["model"]["modalities"], Json::parse(R"(["text","vision"])"));
   EXPECT_TRUE(has_rule(gem, "torch.intake.multimodal"));
@@ -558,11 +564,17 @@ TEST(ModuleNames, CollapseExpandRoundTripAndQuarkMatching) {
   auto c2 = quarkplan::collapse_module_names({"a.1.x", "a.3.x", "a.4.x"});
   auto e2 = quarkplan::expand_module_names(c2);
   EXPECT_EQ(e2.size(), 3u);
-  EXPECT_TRUE(quarkplan::quark_pattern_matches("*self_attn*", "model.layers.0.self_attn.q_proj"));
-  EXPECT_TRUE(quarkplan::quark_pattern_matches("model.layers.61", "model.layers.61.mlp.down_proj"));  // p -> p.*
-  EXPECT_TRUE(quarkplan::quark_pattern_matches("*mlp.gate", "model.layers.3.mlp.gate"));
-  EXPECT_FALSE(quarkplan::quark_pattern_matches("*mlp.gate", "model.layers.3.mlp.gate_proj"));
-  EXPECT_FALSE(quarkplan::quark_pattern_matches("lm_head", "model.lm_head_extra"));
+  using quarkplan::PatternMatch;
+  EXPECT_TRUE(quarkplan::quark_pattern_matches("*self_attn*", "model.layers.0.self_attn.q_proj", PatternMatch::kWithChildren));
+  EXPECT_TRUE(quarkplan::quark_pattern_matches("model.layers.61", "model.layers.61.mlp.down_proj", PatternMatch::kWithChildren));  // 0.12: p -> p.*
+  EXPECT_FALSE(quarkplan::quark_pattern_matches("model.layers.61", "model.layers.61.mlp.down_proj", PatternMatch::kVerbatim));     // 0.13: verbatim
+  EXPECT_TRUE(quarkplan::quark_pattern_matches("*mlp.gate", "model.layers.3.mlp.gate", PatternMatch::kWithChildren));
+  EXPECT_TRUE(quarkplan::quark_pattern_matches("*mlp.gate", "model.layers.3.mlp.gate.linear", PatternMatch::kWithChildren));
+  EXPECT_FALSE(quarkplan::quark_pattern_matches("*mlp.gate", "model.layers.3.mlp.gate.linear", PatternMatch::kVerbatim));
+  for (auto how : {PatternMatch::kWithChildren, PatternMatch::kVerbatim}) {
+    EXPECT_FALSE(quarkplan::quark_pattern_matches("*mlp.gate", "model.layers.3.mlp.gate_proj", how));
+    EXPECT_FALSE(quarkplan::quark_pattern_matches("lm_head", "model.lm_head_extra", how));
+  }
 }
 
 TEST(ModuleNames, InterleavedGroupsCollapseAsEachGroupAlone) {
@@ -624,11 +636,27 @@ TEST(ModuleNames, FastMatcherAgreesWithFnmatch) {
                                           "model.layers.61", "model.layers.610.x", "model.layers.3.mlp.experts.7.up_proj", "abc", "aXbYc",
                                           "aa", "a", "mtp.fc", "model.visual.blocks.0", "", "xzy", "bq", "model.layers.1.mlp.down_proj"};
   for (const auto& p : patterns) {
-    quarkplan::QuarkPattern qp(p);
+    quarkplan::QuarkPattern qp(p, quarkplan::PatternMatch::kWithChildren), verbatim(p, quarkplan::PatternMatch::kVerbatim);
     for (const auto& n : names) {
-      bool expected = ::fnmatch(p.c_str(), n.c_str(), 0) == 0 ||
-                      (!(p.size() >= 2 && p.compare(p.size() - 2, 2, ".*") == 0) && ::fnmatch((p + ".*").c_str(), n.c_str(), 0) == 0);
+      bool exact = ::fnmatch(p.c_str(), n.c_str(), 0) == 0;
+      bool expected = exact || (!(p.size() >= 2 && p.compare(p.size() - 2, 2, ".*") == 0) && ::fnmatch((p + ".*").c_str(), n.c_str(), 0) == 0);
       EXPECT_EQ(qp.matches(n), expected) << "pattern '" << p << "' name '" << n << "'";
+      EXPECT_EQ(verbatim.matches(n), exact) << "verbatim pattern '" << p << "' name '" << n << "'";
     }
   }
+}
+
+// Quark 0.13 added templates (gemma4, qwen3_5, ...): the same folders are drafts for 0.12.post1.
+TEST(HfIntake, ReleasesDifferInTemplates) {
+  for (const char* dir : {"hf/gemma-4-26b-a4b", "docs/qwen3_5-dense"}) {
+    Json now = intake(testdata(dir)), old = intake(testdata(dir), false, "0.12.post1");
+    EXPECT_TRUE(now["model"]["template_supported"].get<bool>()) << dir;
+    EXPECT_FALSE(old["model"]["template_supported"].get<bool>()) << dir;
+    EXPECT_EQ(old["analysis_status"], "partial") << dir;
+    EXPECT_FALSE(has_rule(now, "torch.intake.unsupported_model_type")) << dir;
+  }
+  Json g = intake(testdata("hf/gemma-4-26b-a4b"));
+  EXPECT_EQ(g["quantization_targets"]["exclude_defaults"],
+            Json::parse(R"(["*vision_tower*","*embed_vision*","*audio_tower*","*embed_audio*","*multi_modal_projector*","*lm_head","*router.proj"])"));
+  EXPECT_TRUE(has_rule(intake(testdata("docs/qwen3_5-dense"), false, "0.12.post1"), "torch.intake.unsupported_model_type"));
 }

@@ -99,7 +99,7 @@ TEST(LmHeadHints, HintNamesThePatternThatMatchesTheHead) {
     size_t q1 = hint.find('\''), q2 = hint.find('\'', q1 + 1);
     ASSERT_NE(q2, std::string::npos) << dir << ": " << hint;
     std::string pattern = hint.substr(q1 + 1, q2 - q1 - 1);
-    EXPECT_TRUE(quarkplan::QuarkPattern(pattern).matches(quarkplan::expand_module_names({head})[0])) << dir << ": " << hint << " vs " << head;
+    EXPECT_TRUE(quarkplan::QuarkPattern(pattern, quarkplan::PatternMatch::kVerbatim).matches(quarkplan::expand_module_names({head})[0])) << dir << ": " << hint << " vs " << head;
   }
 }
 

@@ -9,10 +9,11 @@
 
 namespace qp_test {
 
-inline quarkplan::Json analysis_of(const fs::path& model, const std::string& target = "") {
+inline quarkplan::Json analysis_of(const fs::path& model, const std::string& target = "", const std::string& release = "") {
   quarkplan::IntakeRequest req;
   req.model = model.string();
   req.target = target;
+  req.quark_version = release;
   return quarkplan::run_intake(req);
 }
 
@@ -108,10 +109,11 @@ inline const quarkplan::Json& outlier_transformer_analysis() {
   return a;
 }
 
-inline const quarkplan::Json& hf_analysis(const std::string& dir) {
+// A corpus config read with the facts of Quark `release` ("" for the newest).
+inline const quarkplan::Json& hf_analysis(const std::string& dir, const std::string& release = "") {
   static std::map<std::string, quarkplan::Json> cache;
-  auto it = cache.find(dir);
-  if (it == cache.end()) it = cache.emplace(dir, analysis_of(testdata("hf/" + dir))).first;
+  auto it = cache.find(dir + "@" + release);
+  if (it == cache.end()) it = cache.emplace(dir + "@" + release, analysis_of(testdata("hf/" + dir), "", release)).first;
   return it->second;
 }
 

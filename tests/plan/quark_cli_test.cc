@@ -22,9 +22,27 @@ using quarkplan::PlanRequest;
 
 namespace {
 
-const Json& facts() {
-  static Json f = Json::parse(read_file(testdata("quark/quantize_quark_facts.json")));
-  return f;
+// The facts of one Quark release: the file's own (0.12.post1's code), with a
+// later release's differences applied (its `releases` entry, read from that
+// release: its added flags, scheme registry, algorithms and templates).
+const Json& facts(const std::string& release = "0.12.post1") {
+  static std::map<std::string, Json> cache;
+  auto it = cache.find(release);
+  if (it != cache.end()) return it->second;
+  Json f = Json::parse(read_file(testdata("quark/quantize_quark_facts.json")));
+  if (f["releases"].contains(release)) {
+    const Json r = f["releases"][release];
+    for (const auto& flag : r.value("added_flags", Json::array())) f["torch_script"]["flags"].push_back(flag);
+    if (r.contains("torch_schemes_registered")) f["torch_schemes"]["registered"] = r["torch_schemes_registered"];
+    if (r.contains("torch_algorithms")) {
+      f["torch_algorithms"]["supported"] = r["torch_algorithms"]["supported"];
+      f["torch_algorithms"]["builtin_config_model_types"] = r["torch_algorithms"]["builtin_config_model_types"];
+    }
+    if (r.contains("torch_templates")) f["torch_templates"]["model_types"] = r["torch_templates"];
+  } else if (release != "0.12.post1") {
+    ADD_FAILURE() << "no Quark facts for release " << release;
+  }
+  return cache[release] = std::move(f);
 }
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -65,9 +83,9 @@ struct Parsed {
   }
 };
 
-std::string parse_quark_args(const std::vector<std::string>& argv, Parsed& out) {
+std::string parse_quark_args(const std::vector<std::string>& argv, Parsed& out, const std::string& release = "0.12.post1") {
   std::map<std::string, const Json*> spec;
-  for (const auto& f : facts()["torch_script"]["flags"]) spec[f["name"]] = &f;
+  for (const auto& f : facts(release)["torch_script"]["flags"]) spec[f["name"]] = &f;
   auto is_flag = [](const std::string& s) { return s.size() > 1 && s[0] == '-' && !(s.size() > 1 && std::isdigit(static_cast<unsigned char>(s[1]))); };
   for (size_t i = 0; i < argv.size();) {
     const std::string& name = argv[i];
@@ -103,7 +121,7 @@ std::string parse_quark_args(const std::vector<std::string>& argv, Parsed& out) 
     out.flags[name].push_back(vals);
     i = j;
   }
-  for (const auto& group : facts()["torch_script"]["mutually_exclusive_groups"]) {
+  for (const auto& group : facts(release)["torch_script"]["mutually_exclusive_groups"]) {
     int n = 0;
     for (const auto& g : group) n += out.has(g);
     if (n > 1) return "mutually exclusive flags " + group.dump();
@@ -116,6 +134,7 @@ std::string parse_quark_args(const std::vector<std::string>& argv, Parsed& out) 
 // What Quark does with the parsed arguments, against what the plan says.
 // Returns every problem found (empty: Quark runs it and does what the plan says).
 std::vector<std::string> quark_semantics(const Parsed& a, const Json& plan, const Json& analysis) {
+  const std::string release = plan.value("quark_release", "0.12.post1");
   std::vector<std::string> bad;
   auto check = [&](bool ok, const std::string& what) {
     if (!ok) bad.push_back(what);
@@ -127,11 +146,11 @@ std::vector<std::string> quark_semantics(const Parsed& a, const Json& plan, cons
     for (const auto& r : plan["risks"]) recorded = recorded || r["rule"] == rule;
     if (!ok && !recorded) bad.push_back(what + " (and no " + rule + " risk says so)");
   };
-  const Json& schemes = facts()["torch_schemes"]["registered"];
-  const Json& algos = facts()["torch_algorithms"];
+  const Json& schemes = facts(release)["torch_schemes"]["registered"];
+  const Json& algos = facts(release)["torch_algorithms"];
   std::string model_type = analysis["model"].value("model_type", "");
   // Run-time checks quantize_quark.py / LLMTemplate.get_config make.
-  check(facts()["torch_templates"]["model_types"].contains(model_type), "no Quark template for model_type " + model_type);
+  check(facts(release)["torch_templates"]["model_types"].contains(model_type), "no Quark template for model_type " + model_type);
   std::string scheme = a.one("--quant_scheme");
   check(in(schemes, scheme), "--quant_scheme '" + scheme + "' is not a registered scheme");
   std::vector<std::pair<std::string, std::string>> layers;
@@ -163,7 +182,11 @@ std::vector<std::string> quark_semantics(const Parsed& a, const Json& plan, cons
                                              : analysis["quantization_targets"]["exclude_defaults"];
   check(effective == plan["exclude_layers"], "effective exclusions " + effective.dump() + " differ from the plan's " + plan["exclude_layers"].dump());
   const Json& cal = plan["calibration"];
-  if (a.has("--file2file_quantization")) {  // it never calibrates: no calibration flags for it to ignore
+  // File-to-file: 0.12's --file2file_quantization, 0.13's --quant_flow file2file (where the old flag is a deprecated alias).
+  const bool f2f = a.has("--file2file_quantization") || a.one("--quant_flow") == "file2file";
+  if (release == "0.12.post1") check(!a.has("--quant_flow"), "--quant_flow is not a flag of Quark 0.12");
+  else check(!a.has("--file2file_quantization"), "--file2file_quantization is deprecated in Quark " + release + ": the plan should say --quant_flow file2file");
+  if (f2f) {  // it never calibrates: no calibration flags for it to ignore
     for (const char* f : {"--dataset", "--num_calib_data", "--seq_len", "--batch_size"}) check(!a.has(f), std::string(f) + " with file-to-file, which ignores it");
   } else {
     check(a.one("--dataset") == cal["dataset"], "--dataset differs from the plan");
@@ -173,7 +196,7 @@ std::vector<std::string> quark_semantics(const Parsed& a, const Json& plan, cons
   }
   check(a.has("--trust_remote_code") == (plan["trust_remote_code"] == true) && a.has("--trust_remote_code") != a.has("--no_trust_remote_code"),
         "remote code trust differs from the plan (Quark's default is to trust it)");
-  check(a.has("--skip_evaluation") == (plan["evaluation_intent"] == "none" || a.has("--file2file_quantization")),
+  check(a.has("--skip_evaluation") == (plan["evaluation_intent"] == "none" || f2f),
         "evaluation runs when the plan says none, or not when it asks for it");
   // Without --num_eval_data Quark evaluates every wikitext sample: a smoke check names a small count, full none.
   if (!a.has("--skip_evaluation"))
@@ -183,8 +206,7 @@ std::vector<std::string> quark_semantics(const Parsed& a, const Json& plan, cons
   if (a.has("--model_export"))
     for (const auto& v : a.flags.at("--model_export")) exports.push_back(v[0]);
   std::string strategy = str(plan, "device_strategy", "single");
-  bool f2f = a.has("--file2file_quantization");
-  check(f2f == (strategy == "file2file"), "--file2file_quantization differs from device_strategy " + strategy);
+  check(f2f == (strategy == "file2file"), "the file-to-file flag differs from device_strategy " + strategy);
   std::string plan_export = str(plan, "export_format", "hf_format");
   check(exports == std::vector<std::string>{plan_export}, "--model_export differs from the plan's export_format " + plan_export);
   std::vector<std::string> quantized = {scheme};
@@ -256,7 +278,7 @@ struct Tally {
 // Plans `req` on `model`; when it yields a plan, explains it and checks the invocation.
 void plan_and_check(const std::string& model, PlanRequest req, Tally& t, const std::string& label) {
   req.confirmed = true;
-  const Json& a = hf_analysis(model);
+  const Json& a = hf_analysis(model, req.quark_release);
   quarkplan::PlanOutcome o = quarkplan::make_plan(a, req);
   if (o.plan.is_null() || !o.conflicts.empty()) {
     ++t.conflicts;
@@ -267,7 +289,7 @@ void plan_and_check(const std::string& model, PlanRequest req, Tally& t, const s
   quarkplan::Invocation inv = quarkplan::plan_invocation(o.plan, a);
   ASSERT_EQ(inv.tool, "quantize_quark.py") << label;
   Parsed p;
-  std::string err = parse_quark_args(inv.args, p);
+  std::string err = parse_quark_args(inv.args, p, o.plan.value("quark_release", ""));
   ASSERT_EQ(err, "") << label << "\n" << inv.text;
   if (o.status != quarkplan::PlanStatus::kConfirmed) {  // a draft's open question may be what Quark would reject
     ++t.drafts;
@@ -302,8 +324,12 @@ void plan_and_check(const std::string& model, PlanRequest req, Tally& t, const s
   t.kv |= o.plan["kv_cache_scheme"].is_string();
 }
 
+// The Quark release the tests below plan for ("" is the newest); each test runs once per release.
+std::string g_release;
+
 PlanRequest request(const std::string& hw, const std::string& goal = "", const std::string& exp = "") {
   PlanRequest r;
+  r.quark_release = g_release;
   r.hardware = hw;
   r.goal = goal;
   r.export_format = exp;
@@ -337,6 +363,9 @@ TEST(QuarkCli, TheParserRejectsWhatQuarksArgparseRejects) {
 // Every hardware class x goal (and none) x export, on a dense model, a MoE, an
 // MLA model with an FP8 source, and a pre-quantized MXFP4 source.
 TEST(QuarkCli, EveryHardwareGoalAndExportPrintsAnInvocationQuarkRunsAsPlanned) {
+  for (const auto& release : quarkplan::Catalog::release_versions()) {
+  SCOPED_TRACE("Quark " + release);
+  g_release = release;
   Tally t;
   const Json& hw = quarkplan::Catalog::load().hardware();
   std::vector<std::string> accelerators;
@@ -359,14 +388,19 @@ TEST(QuarkCli, EveryHardwareGoalAndExportPrintsAnInvocationQuarkRunsAsPlanned) {
   EXPECT_TRUE(t.exports.count("gguf") && t.exports.count("onnx") && t.exports.count("hf_format"));
   EXPECT_TRUE(t.kv);
   EXPECT_TRUE(t.layers);
+  }
+  g_release.clear();
 }
 
 // Every registered scheme, as the global scheme and as a layer override, with
 // every algorithm, the KV cache, each device strategy and export, insisted on
 // where the hardware only emulates it.
 TEST(QuarkCli, EverySchemeAlgorithmStrategyAndOverridePrintsAnInvocationQuarkRunsAsPlanned) {
+  for (const auto& release : quarkplan::Catalog::release_versions()) {
+  SCOPED_TRACE("Quark " + release);
+  g_release = release;
   Tally t;
-  for (const auto& s : facts()["torch_schemes"]["registered"]) {
+  for (const auto& s : facts(release)["torch_schemes"]["registered"]) {
     std::string scheme = s;
     for (const char* hw : {"mi300x", "mi355x", "b200", "cpu"}) {
       PlanRequest r = request(hw);
@@ -387,7 +421,7 @@ TEST(QuarkCli, EverySchemeAlgorithmStrategyAndOverridePrintsAnInvocationQuarkRun
         plan_and_check("mixtral-8x7b-v0.1", r, t, scheme + " " + strategy + " export " + exp);
       }
   }
-  for (const auto& al : facts()["torch_algorithms"]["supported"])
+  for (const auto& al : facts(release)["torch_algorithms"]["supported"])
     for (const char* scheme : {"int4_wo_128", "uint4_wo_32", "fp8", "mxfp4", "int8"})
       for (const char* model : {"llama-3.1-8b", "qwen3-30b-a3b", "phi-4"}) {
         PlanRequest r = request("mi355x");
@@ -410,10 +444,15 @@ TEST(QuarkCli, EverySchemeAlgorithmStrategyAndOverridePrintsAnInvocationQuarkRun
   EXPECT_GE(t.schemes.size(), 20u);
   EXPECT_GE(t.algorithms.size(), 5u);
   EXPECT_GE(t.strategies.size(), 4u);
+  }
+  g_release.clear();
 }
 
 // Every model of the corpus on the accelerators AMD ships recipes for.
 TEST(QuarkCli, EveryCorpusModelPrintsAnInvocationQuarkRunsAsPlanned) {
+  for (const auto& release : quarkplan::Catalog::release_versions()) {
+  SCOPED_TRACE("Quark " + release);
+  g_release = release;
   Tally t;
   for (const auto& e : fs::directory_iterator(testdata("hf"))) {
     if (!e.is_directory()) continue;
@@ -422,6 +461,8 @@ TEST(QuarkCli, EveryCorpusModelPrintsAnInvocationQuarkRunsAsPlanned) {
       plan_and_check(model, request(hw), t, model + " on " + hw);
   }
   EXPECT_GT(t.invocations, 100);
+  }
+  g_release.clear();
 }
 
 // What Quark rejects (or silently skips) is never kept by --insist; what it
@@ -504,4 +545,29 @@ TEST(QuarkCli, AnEstimatedDeviceCountIsSaidToBeOne) {
   quarkplan::Invocation ginv = quarkplan::plan_invocation(given.plan, a);
   EXPECT_EQ(ginv.text.find("the plan's estimate"), std::string::npos) << ginv.text;
   EXPECT_NE(ginv.text.find("CUDA_VISIBLE_DEVICES=0,1,2,3 python quantize_quark.py"), std::string::npos) << ginv.text;
+}
+
+// The file-to-file flow is spelled as each release's quantize_quark.py spells it: 0.13's
+// --quant_flow file2file (its --file2file_quantization is a deprecated alias), 0.12's flag.
+TEST(QuarkCli, FileToFileIsSpelledAsThePlansReleaseSpellsIt) {
+  for (const auto& [release, words] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"0.13", {"--quant_flow", "file2file"}}, {"0.12.post1", {"--file2file_quantization"}}}) {
+    PlanRequest r;
+    r.hardware = "mi355x";
+    r.gpus = 8;
+    r.quark_release = release;
+    r.confirmed = true;
+    set(r, "global_scheme=mxfp4");
+    set(r, "device_strategy=file2file");
+    const Json& a = hf_analysis("deepseek-v3", release);
+    quarkplan::PlanOutcome o = quarkplan::make_plan(a, r);
+    ASSERT_FALSE(o.plan.is_null()) << release;
+    EXPECT_EQ(o.plan["quark_release"], release);
+    quarkplan::Invocation inv = quarkplan::plan_invocation(o.plan, a);
+    auto at = std::search(inv.args.begin(), inv.args.end(), words.begin(), words.end());
+    EXPECT_NE(at, inv.args.end()) << release << "\n" << inv.text;
+    EXPECT_EQ(std::count(inv.args.begin(), inv.args.end(), release == "0.13" ? "--file2file_quantization" : "--quant_flow"), 0) << inv.text;
+    Parsed p;
+    EXPECT_EQ(parse_quark_args(inv.args, p, release), "") << release;
+  }
 }

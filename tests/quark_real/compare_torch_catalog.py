@@ -2,20 +2,20 @@
 """quarkplan's Torch catalog against the Quark it describes (issue #23, item 5).
 
 Usage (with a release's Python, scripts/quark_env.sh --python RELEASE):
-    compare_torch_catalog.py CATALOG_DIR RELEASE
+    compare_torch_catalog.py QUARKPLAN RELEASE
 
 Imports Quark's own template registry (quark.torch.LLMTemplate) and compares, for every model type:
 the template exists on both sides, its default exclusions (exclude_layers_name), KV-cache and
 attention-output layer patterns (kv_layers_name, q_layer_name), its built-in algorithm configs
 (algo_config); and the scheme names Quark's registry takes (get_supported_schemes) against the
-catalog's schemes and aliases. For the release
-the catalog is stamped with (catalog/torch.json quark_version) a difference fails; for another
-release the differences are listed as what a catalog of that release must hold (issue #21), and
-the script exits 0. Prints one line per difference and a summary line.
+catalog's schemes and aliases. The catalog is the release's own, as quarkplan resolves it
+(`quarkplan catalog torch --json --quark-version RELEASE`): every difference fails. Prints one line
+per difference and a summary line.
 """
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -49,14 +49,15 @@ def quark_templates():
 
 
 def main(argv):
-    catalog_dir, release = Path(argv[1]), argv[2]
+    quarkplan, release = argv[1], argv[2]
     import quark
 
     if quark.__version__ != release:
         print(f"this Python runs amd-quark {quark.__version__}, not {release}", file=sys.stderr)
         return 2
-    cat = json.loads((catalog_dir / "torch.json").read_text())
-    stamped = cat["quark_version"].split()[0] == release  # "0.12.post1 (amd/Quark main @...)"
+    shown = subprocess.run([quarkplan, "catalog", "torch", "--json", "--quark-version", release], capture_output=True, text=True, check=True)
+    cat = json.loads(shown.stdout)["torch"]
+    stamped = True  # the release's own catalog
     ours = {t["model_type"]: t for t in cat["templates"]}
     theirs = quark_templates()
     diffs = []
@@ -84,7 +85,7 @@ def main(argv):
         diffs.append(f"scheme {name}: in the catalog, not in Quark's registry")
     for d in diffs:
         print(("MISMATCH " if stamped else "DIFFERS ") + d)
-    what = "the catalog's own release" if stamped else f"not the catalog's release ({cat['quark_version']}): what a {release} catalog must hold (issue #21)"
+    what = f"the catalog of {cat['quark_version']}"
     print(f"torch templates and schemes, amd-quark {release} ({what}): {len(theirs)} templates and {len(quark_schemes)} schemes in Quark, "
           f"{len(ours)} and {len(catalog_schemes)} in the catalog, {len(diffs)} differences")
     return 1 if stamped and diffs else 0

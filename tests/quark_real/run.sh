@@ -20,7 +20,7 @@ models="${QUARKPLAN_MODEL_CACHE:-$HOME/.cache/quarkplan/models}"
 # forked child with more threads than cores runs a 0.2 s quantization in 13 s).
 export OMP_NUM_THREADS=1
 # The Torch catalog against Quark's own template registry (item 5 of issue #23).
-$py "$root/tests/quark_real/compare_torch_catalog.py" "$root/catalog" "$release" 2>"$work.torch.stderr" | tee "$work.torch.log"
+$py "$root/tests/quark_real/compare_torch_catalog.py" "$build/quarkplan" "$release" 2>"$work.torch.stderr" | tee "$work.torch.log"
 trc=${PIPESTATUS[0]}
 # Every printed quantize_quark.py command through argparse and Quark's get_config, and tiny random
 # checkpoints quantized as planned by quark.torch and checked by verify (item 5).

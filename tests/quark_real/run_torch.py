@@ -28,8 +28,8 @@ Two parts, each printing a line per case and a count line.
    size are used (at most 4 samples of 64 tokens). `quarkplan verify PLAN OUTPUT --source SRC` must
    keep every promise; a copy whose quantization_config names another weight dtype must be refused.
 
-Prints PASS / FAIL (with Quark's error) / REFUSED (quarkplan refused the plan) / DIFFERS (0.13 only:
-exclusions that differ from the catalog's release, listed for issue #21). Exit 0 when nothing failed.
+Every plan is made for the release under test (--quark-version). Prints PASS / FAIL (with Quark's
+error) / REFUSED (quarkplan refused the plan). Exit 0 when nothing failed.
 """
 from __future__ import annotations
 
@@ -53,7 +53,8 @@ from case_tools import broken_checks, first_line, sh  # noqa: E402
 # Case lines go to the real stdout; everything else written to fd 1 (Quark's logger, tqdm) goes to
 # stderr, which run.sh keeps in a file.
 OUT = sys.stdout
-CATALOG_RELEASE = "0.12.post1"  # the release the catalog's facts are stamped with
+# Every plan is made for the release under test (quarkplan plan --quark-version RELEASE), so a
+# difference from what that Quark does is a failure, never a note.
 HARDWARE = ["mi300x", "mi325x", "mi355x", "h100", "h200", "b200", "a100", "rtx4090", "cpu", "ryzen-ai"]
 GOALS = ["balanced", "accuracy", "size", "mixed", "experiment"]
 # Option variants planned on every corpus config besides the plain goal runs.
@@ -215,7 +216,8 @@ class Runner:
         """Plans and explains; returns (exit, invocation, plan, stderr)."""
         folder.mkdir(parents=True, exist_ok=True)
         plan = folder / "quant_plan.json"
-        rc, out, err = sh([self.a.quarkplan, "plan", model_dir, "--yes", "-o", str(plan)] + args, cwd=folder, timeout=600)
+        rc, out, err = sh([self.a.quarkplan, "plan", model_dir, "--yes", "-o", str(plan), "--quark-version", self.a.release] + args,
+                          cwd=folder, timeout=600)
         if rc != 0:
             return rc, None, None, err
         rc, out, err = sh([self.a.quarkplan, "explain", str(plan), "--json"], cwd=folder)
@@ -274,7 +276,6 @@ class Runner:
                 for v in VARIANTS:
                     jobs.append((m, ["--hardware", hw] + v))
         seen = {}
-        differs: dict[str, list[str]] = {}
 
         def planned(job):
             m, args = job
@@ -297,17 +298,10 @@ class Runner:
                 seen[key] = name
                 self.checked_commands += 1
                 ns, problem, note = self.check_command(inv, plan, str(m))
-                if problem and note == "exclusions" and self.a.release != CATALOG_RELEASE:
-                    differs.setdefault(problem, []).append(name)
-                elif problem:
+                if problem:
                     self.line("FAIL", name, problem)
                 else:
                     self.counts.add("PASS")
-        # One line per distinct difference: the same template default recurs on every accelerator.
-        for problem, names in differs.items():
-            self.counts["DIFFERS"] = self.counts.get("DIFFERS", 0) + len(names) - 1
-            self.line("DIFFERS", f"{len(names)} plans (e.g. {names[0]})",
-                      f"{problem} (the catalog is stamped {CATALOG_RELEASE}; issue #21)")
 
     # ---- real exports ----
     def tiny_checkpoint(self, corpus_name: str, dest: Path):
@@ -418,7 +412,7 @@ class Runner:
                     self.line("REFUSED", name, first_line(err))
                     continue
                 ns, problem, note = self.check_command(inv, plan, str(src))
-                if problem and not (note == "exclusions" and self.a.release != CATALOG_RELEASE):
+                if problem:
                     self.line("FAIL", name, problem)
                     continue
                 out = folder / ns.output_dir  # relative to where the command runs (the plan's folder here)
@@ -442,10 +436,7 @@ class Runner:
                     self.line("FAIL", name, f"Quark wrote no export in {out}")
                     continue
                 rc, o, e = self.verify(folder / "quant_plan.json", out, src)
-                # Plans are made with the catalog's release: another release's export keeps every
-                # promise but the release it was written by (issue #21 plans for 0.13).
-                other_release = rc != 0 and self.a.release != CATALOG_RELEASE and broken_checks(o) == ["verify.torch.quark_release"]
-                if rc != 0 and not other_release:
+                if rc != 0:
                     self.line("FAIL", name, f"verify refused Quark's export ({', '.join(broken_checks(o))}): {first_line(e)}")
                     continue
                 # A broken promise: the export claims another weight dtype.
@@ -463,11 +454,7 @@ class Runner:
                         self.line("FAIL", name, "verify kept an export whose weight dtype was edited")
                         continue
                     self.edited += 1
-                if other_release:
-                    self.line("DIFFERS", name, f"{plan['global_scheme']} in {secs:.1f} s; verify kept every promise but "
-                              f"verify.torch.quark_release (the plan is for {CATALOG_RELEASE}; issue #21)")
-                else:
-                    self.line("PASS", name, f"{plan['global_scheme']} in {secs:.1f} s; verify kept every promise")
+                self.line("PASS", name, f"{plan['global_scheme']} in {secs:.1f} s; verify kept every promise")
                 shutil.rmtree(out, ignore_errors=True)
                 shutil.rmtree(broken, ignore_errors=True)
 
@@ -499,8 +486,8 @@ def main():
         r.commands()
         c = dict(r.counts)
         print(f"quantize_quark.py {a.release}: {r.checked_commands} distinct printed commands checked "
-              f"(shell split, argparse, Quark's get_config), {c.get('PASS', 0)} passed, {c.get('FAIL', 0)} failed, "
-              f"{c.get('DIFFERS', 0)} differ from {CATALOG_RELEASE}'s exclusions; {c.get('REFUSED', 0)} plans refused by "
+              f"(shell split, argparse, Quark's get_config), {c.get('PASS', 0)} passed, {c.get('FAIL', 0)} failed; "
+              f"{c.get('REFUSED', 0)} plans refused by "
               f"quarkplan, {c.get('same', 0)} repeated a command", file=OUT, flush=True)
         fails = c.get("FAIL", 0)
         r.counts = Counts()
@@ -509,9 +496,8 @@ def main():
     if a.part in ("exports", "all"):
         r.exports()
         c = r.counts
-        print(f"quark.torch {a.release}: {c.get('PASS', 0) + c.get('FAIL', 0) + c.get('DIFFERS', 0)} tiny checkpoints quantized as planned, "
-              f"{c.get('PASS', 0)} passed verify, {c.get('FAIL', 0)} failed, {c.get('DIFFERS', 0)} kept all but the Quark release "
-              f"({CATALOG_RELEASE}'s plans); {c.get('REFUSED', 0)} refused by quarkplan; "
+        print(f"quark.torch {a.release}: {c.get('PASS', 0) + c.get('FAIL', 0)} tiny checkpoints quantized as planned, "
+              f"{c.get('PASS', 0)} passed verify, {c.get('FAIL', 0)} failed; {c.get('REFUSED', 0)} refused by quarkplan; "
               f"{r.edited} edited exports refused by verify; {time.time() - t0:.0f} s", file=OUT, flush=True)
         fails += c.get("FAIL", 0)
     return 1 if fails else 0

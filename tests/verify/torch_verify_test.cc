@@ -110,9 +110,22 @@ TEST(TorchVerify, Mxfp4MoeWithExcludedRoutersKeepsThePlan) {
 }
 
 // Real Quark (0.12.post1, a qwen3_moe export in tests/quark_real/run_torch.py) lists the modules it
-// left out by name, and a router it replaced is listed as its Linear child NAME.linear.
+// left out by name, and a router it replaced is listed as its Linear child NAME.linear. Quark 0.13's
+// replaced router is itself a Linear: there NAME.linear lists another module, not the router.
 TEST(TorchVerify, AnExportListingEachReplacedRouterByItsLinearChildKeepsThePlan) {
-  auto p = plan_for("qwen3-30b-a3b", {"--hardware", "mi355x", "--scheme", "mxfp4"});
+  {
+    auto p13 = plan_for("qwen3-30b-a3b", {"--hardware", "mi355x", "--scheme", "mxfp4", "--quark-version", "0.13"});
+    write_quark_export(p13->tmp / "out", p13->plan_json, p13->analysis, p13->source);
+    fs::path cfg13 = p13->tmp / "out" / "config.json";
+    Json c = quarkplan::parse_json(read_file(cfg13), "config");
+    Json ex = Json::array({"lm_head"});
+    for (int i = 0; i < 48; ++i) ex.push_back("model.layers." + std::to_string(i) + ".mlp.gate.linear");
+    c["quantization_config"]["exclude"] = ex;
+    write_file(cfg13, c.dump(2));
+    std::string f = failures_of(verify_json(*p13, p13->tmp / "out", 2), "verify.torch.exclusions_listed");
+    EXPECT_NE(f.find(".mlp.gate (48) | covered by quantization_config.exclude | not listed"), std::string::npos) << f;
+  }
+  auto p = plan_for("qwen3-30b-a3b", {"--hardware", "mi355x", "--scheme", "mxfp4", "--quark-version", "0.12.post1"});
   write_quark_export(p->tmp / "out", p->plan_json, p->analysis, p->source);
   fs::path cfg_path = p->tmp / "out" / "config.json";
   Json cfg = quarkplan::parse_json(read_file(cfg_path), "config");
@@ -308,7 +321,7 @@ TEST(TorchVerifyBroken, AnExportByAnotherQuarkReleaseIsNamed) {
   b.p = plan_for("llama-3.1-8b-instruct", {"--hardware", "mi300x"});
   write_quark_export(b.p->tmp / "out", b.p->plan_json, b.p->analysis, b.p->source, {.quark_version = "0.11.1"});
   b.v = verify_json(*b.p, b.p->tmp / "out", 2);
-  EXPECT_NE(failures_of(b.v, "verify.torch.quark_release").find("quantization_config.version | Quark 0.12.post1 (the release whose facts the plan holds) | written by Quark 0.11.1"), std::string::npos);
+  EXPECT_NE(failures_of(b.v, "verify.torch.quark_release").find("quantization_config.version | Quark 0.13 (the release whose facts the plan holds) | written by Quark 0.11.1"), std::string::npos);
 }
 
 TEST(TorchVerifyBroken, AnotherModelIsNamed) {
@@ -471,7 +484,7 @@ namespace {
 // AMD published.
 TEST(TorchVerify, AmdsPublishedKimiW4A8LayoutKeepsAnInt4Fp8Plan) {
   Json amd = quarkplan::parse_json(read_file(testdata("verify/torch/amd_configs/Kimi-K2.5-W4A8.rocm-blog.json")), "blog");
-  auto p = plan_for("kimi-k2-instruct", {"--hardware", "mi325x", "--gpus", "8", "--scheme", "int4_fp8", "--trust-remote-code"});
+  auto p = plan_for("kimi-k2-instruct", {"--hardware", "mi325x", "--gpus", "8", "--scheme", "int4_fp8", "--trust-remote-code", "--quark-version", "0.12"});  // AMD's export was written by Quark 0.12
   ASSERT_EQ(p->plan_json["global_scheme"], "int4_fp8");
   // The plan's exclusions are the ones AMD's script uses for the language model.
   for (const auto& e : p->plan_json["exclude_layers"])

@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "catalog/catalog.h"
 #include "intake/module_names.h"
 
 namespace qp_test {
@@ -92,9 +93,11 @@ void write_quark_export(const fs::path& dir, const Json& plan, const Json& analy
   fs::create_directories(dir);
   const Json& q = analysis["quantization_targets"];
   std::vector<quarkplan::QuarkPattern> excl;
-  for (const auto& p : plan["exclude_layers"]) excl.emplace_back(p.get<std::string>());
+  // Quark matches exclusions as the plan's release does, overrides verbatim.
+  const auto how = quarkplan::Catalog::for_plan(plan).exclude_covers_children() ? quarkplan::PatternMatch::kWithChildren : quarkplan::PatternMatch::kVerbatim;
+  for (const auto& p : plan["exclude_layers"]) excl.emplace_back(p.get<std::string>(), how);
   std::vector<std::pair<quarkplan::QuarkPattern, std::string>> overrides;
-  for (const auto& [p, s] : plan["layer_quant_config"].items()) overrides.emplace_back(quarkplan::QuarkPattern(p), s.get<std::string>());
+  for (const auto& [p, s] : plan["layer_quant_config"].items()) overrides.emplace_back(quarkplan::QuarkPattern(p, quarkplan::PatternMatch::kVerbatim), s.get<std::string>());
   const bool kv = plan["kv_cache_scheme"].is_string();
   const Json& arch_facts = analysis["model"]["architecture"];
   const bool tied = arch_facts.is_object() && arch_facts.value("tie_word_embeddings", false);
@@ -175,7 +178,7 @@ void write_quark_export(const fs::path& dir, const Json& plan, const Json& analy
                                    {"kv_cache_quant_config", kv_config},
                                    {"kv_cache_post_rope", false},
                                    {"quant_mode", "eager_mode"},
-                                   {"version", opt.quark_version},
+                                   {"version", opt.quark_version.empty() ? plan.value("quark_release", std::string("0.12.post1")) : opt.quark_version},
                                    {"export",
                                     {{"kv_cache_group", kv_group},
                                      {"min_kv_scale", 0.0},

@@ -20,7 +20,7 @@ namespace qp_test {
 struct ExportOptions {
   int shards = 2;
   std::string model_dtype = "BF16";
-  std::string quark_version = "0.12.post1";
+  std::string quark_version;  // the release Quark writes as its version; "" for the plan's quark_release
   // Called with every tensor and the config before anything is written: a
   // test breaks one promise here.
   std::function<void(std::vector<StTensor>&, quarkplan::Json& config)> edit;

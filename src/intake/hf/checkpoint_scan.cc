@@ -228,7 +228,7 @@ uint64_t checkpoint_bytes(const ModelStructure& st, const hf::Config& cfg) {
     for (const char* k : {"modules_to_not_convert", "ignored_layers", "ignore"})
       if (q.contains(k) && q[k].is_array())
         for (const auto& p : q[k])
-          if (p.is_string()) keep.emplace_back(p.get<std::string>());
+          if (p.is_string()) keep.emplace_back(p.get<std::string>(), PatternMatch::kWithChildren);  // a name also covers the modules under it
   }
   static const std::set<std::string, std::less<>> quantizable = {"attention", "mlp", "expert", "shared_expert", "indexer", "linear_attention", "mamba", "mtp"};
   double bytes = 0;

@@ -21,7 +21,7 @@ namespace {
 bool pattern_matches_something(PlanState& s, const std::string& what, const std::string& pattern) {
   const auto& mods = s.modules();
   if (mods.empty()) return true;  // no names known: nothing to check against
-  QuarkPattern qp(pattern);
+  QuarkPattern qp(pattern, what == "layer_quant_config" ? PatternMatch::kVerbatim : s.exclude_match());
   for (const auto& m : mods)
     if (qp.matches(m)) return true;
   // Suggest the closest module *kinds* (names without layer indices).
@@ -106,11 +106,11 @@ void exclude_layers(PlanState& s) {
     // excluded: compared by what the patterns match ('*lm_head' keeps 'lm_head').
     std::vector<std::string> dropped, dropped_other;
     std::vector<QuarkPattern> kept_patterns;
-    for (const auto& k : kept) kept_patterns.emplace_back(k.get<std::string>());
+    for (const auto& k : kept) kept_patterns.emplace_back(k.get<std::string>(), s.exclude_match());
     const auto& mods = s.modules();
     for (const auto& d : defaults) {
       if (!d.is_string() || std::count(kept.begin(), kept.end(), d)) continue;
-      QuarkPattern dp(d.get<std::string>());
+      QuarkPattern dp(d.get<std::string>(), s.exclude_match());
       size_t lost = 0, lost_routers = 0;
       for (size_t i = 0; i < mods.size(); ++i) {
         const std::string& m = mods[i];
@@ -186,7 +186,7 @@ void layer_quant_config(PlanState& s) {
   else {
     size_t n = 0;
     for (auto& [p, x] : checked.items()) {
-      QuarkPattern qp(p);
+      QuarkPattern qp(p, PatternMatch::kVerbatim);
       for (const auto& m : s.modules()) n += qp.matches(m) ? 1 : 0;
     }
     s.reason("layer_quant_config", "torch.layer_quant_config.patterns",
@@ -201,7 +201,7 @@ void layer_quant_config(PlanState& s) {
 std::string exclude_pattern_for(PlanState& s, const std::string& module) {
   if (const Json* t = tmpl(s); t && (*t)["exclude_defaults"].is_array())
     for (const auto& d : (*t)["exclude_defaults"])
-      if (d.is_string() && QuarkPattern(d.get<std::string>()).matches(module)) return d.get<std::string>();
+      if (d.is_string() && QuarkPattern(d.get<std::string>(), s.exclude_match()).matches(module)) return d.get<std::string>();
   return module;
 }
 
@@ -221,7 +221,7 @@ void lm_head_excluded(PlanState& s) {
   for (size_t i : heads) {
     if (excluded[i]) continue;
     bool own = false;
-    for (auto& [pat, sch] : s.plan["layer_quant_config"].items()) own = own || quark_pattern_matches(pat, mods[i]);
+    for (auto& [pat, sch] : s.plan["layer_quant_config"].items()) own = own || quark_pattern_matches(pat, mods[i], PatternMatch::kVerbatim);
     if (own) continue;  // deliberately given its own scheme
     if (s.recipe && (*s.recipe)["exclude_layers"].is_array() && (*s.recipe)["exclude_layers"].empty() && !s.choice("exclude_layers")) {
       s.risk("torch.exclude.lm_head", "low", mods[i] + " is quantized, as " + s.recipe_name + " does.",
@@ -246,7 +246,7 @@ void moe_routers(PlanState& s) {
   // and AMD's recipes ("*mlp.gate.*") exclude: either form covers the router.
   std::vector<QuarkPattern> excl;
   for (const auto& p : s.plan["exclude_layers"])
-    if (p.is_string()) excl.emplace_back(p.get<std::string>());
+    if (p.is_string()) excl.emplace_back(p.get<std::string>(), s.exclude_match());
   auto covered = [&](const std::string& m) {
     std::string child = m + ".linear";
     for (const auto& p : excl)
@@ -300,7 +300,7 @@ void weight_outliers(PlanState& s) {
   const Json& outliers = s.analysis["weight_stats"]["outlier_modules"];
   std::vector<std::string> quantized;
   std::vector<QuarkPattern> excl;
-  for (const auto& p : s.plan["exclude_layers"]) excl.emplace_back(p.get<std::string>());
+  for (const auto& p : s.plan["exclude_layers"]) excl.emplace_back(p.get<std::string>(), s.exclude_match());
   for (const auto& m : outliers) {
     if (!m.is_string()) continue;
     bool excluded = false;

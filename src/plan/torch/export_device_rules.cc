@@ -156,7 +156,7 @@ void device_strategy(PlanState& s) {
     why = "Your choice";
     if (want == "file2file" && !f2f_eligible)
       s.conflict("torch.device.strategy", "device_strategy",
-                 "--file2file_quantization writes weights and scales shard by shard, without calibration, only as hf_format, on cuda: it cannot do " +
+                 s.cat.file2file_flag_text() + " writes weights and scales shard by shard, without calibration, only as hf_format, on cuda: it cannot do " +
                      f2f_blocker + ".",
                  hw == "cpu" ? "cpu" : gpus_needed <= 1 ? "single" : "multi_gpu", true);
     if (hw == "cpu" && (want == "multi_gpu" || want == "multi_device"))

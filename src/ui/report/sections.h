@@ -22,7 +22,7 @@ std::string size_chart(const Json& plan);
 std::string fit_chart(const Json& plan);
 
 // what_gets_quantized.cc: Torch layers or ONNX operators.
-std::string torch_layers(const Json& plan, const Json& analysis);
+std::string torch_layers(const Json& plan, const Json& analysis, const std::string& catalog_dir);
 std::string onnx_ops(const Json& plan, const Json& analysis, const std::string& catalog_dir);
 
 // weight_outliers.cc: weight outliers per layer.

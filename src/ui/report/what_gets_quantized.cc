@@ -71,7 +71,7 @@ std::optional<uint64_t> expanded_count(const std::string& c) {
 
 }  // namespace
 
-std::string torch_layers(const Json& plan, const Json& analysis) {
+std::string torch_layers(const Json& plan, const Json& analysis, const std::string& catalog_dir) {
   std::string out = "<section id=\"layers\">\n<h2>What gets quantized</h2>\n";
   const Json* q = get(analysis, "quantization_targets");
   const Json& names = array_or_empty(get(q, "module_names"));
@@ -82,12 +82,13 @@ std::string torch_layers(const Json& plan, const Json& analysis) {
   const Json& shapes = array_or_empty(get(q, "module_shapes"));
   std::vector<QuarkPattern> excl;
   std::vector<std::string> excl_text;
+  const PatternMatch how = Catalog::for_plan(plan, catalog_dir).exclude_covers_children() ? PatternMatch::kWithChildren : PatternMatch::kVerbatim;
   for (const auto& p : array_or_empty(get(plan, "exclude_layers")))
-    if (p.is_string()) excl.emplace_back(p.get<std::string>()), excl_text.push_back(p.get<std::string>());
+    if (p.is_string()) excl.emplace_back(p.get<std::string>(), how), excl_text.push_back(p.get<std::string>());
   std::vector<std::pair<QuarkPattern, std::string>> overrides;
   if (auto lqc = get(plan, "layer_quant_config"); lqc && lqc->is_object())
     for (auto& [pat, sch] : lqc->items())
-      if (sch.is_string()) overrides.emplace_back(QuarkPattern(pat), sch.get<std::string>());
+      if (sch.is_string()) overrides.emplace_back(QuarkPattern(pat, PatternMatch::kVerbatim), sch.get<std::string>());
   std::string global = str(get(plan, "global_scheme"));
   struct Group {
     std::string kind, status, detail;
@@ -187,7 +188,7 @@ std::string onnx_ops(const Json& plan, const Json& analysis, const std::string& 
   const Json* qo = get(get(analysis, "quantization_targets"), "onnx_specific");
   const Json* ops = get(qo, "op_counts");
   const Json* spec = get(plan, "onnx_specific");
-  const Catalog& cat = Catalog::load(catalog_dir);
+  const Catalog& cat = Catalog::for_plan(plan, catalog_dir);
   std::string preset = str(get(plan, "preset"));
   const Json* pj = preset.empty() ? nullptr : cat.onnx_preset(preset);
   // The weights the preset's quantizer takes (catalog preset_op_sets), from

@@ -24,8 +24,11 @@ std::vector<Scenario> torch_exclusion_scenarios() {
        }},
       {"torch.exclude.template_defaults", [] {
          // DeepSeek's template excludes lm_head, attention and the routers (without an AMD recipe: h100).
+         // Quark 0.13's template dropped the router's '.linear' child (0.13 routers are Linear themselves).
          auto o = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "h100"; });
-         EXPECT_EQ(o.plan["exclude_layers"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate","*mlp.gate.linear"])"));
+         EXPECT_EQ(o.plan["exclude_layers"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate"])"));
+         auto o12 = plan(hf_analysis("deepseek-v3", "0.12.post1"), [](PlanRequest& r) { r.hardware = "h100"; r.quark_release = "0.12.post1"; });
+         EXPECT_EQ(o12.plan["exclude_layers"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate","*mlp.gate.linear"])"));
          auto rep = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["exclude_layers"] = Json::array({"lm_head"}); });
          EXPECT_EQ(rep.plan["exclude_layers"], Json::array({"lm_head"}));  // replaces, never appends
          EXPECT_TRUE(cites(rep, "torch.exclude.template_defaults"));
