@@ -78,6 +78,8 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
   a.insert(a.end(), {"--model_export", strategy == "file2file" ? "hf_format" : export_flag});
   if (strategy == "file2file")
     for (const auto& w : cat.file2file_flag()) a.push_back(w);
+  else if (strategy == "per_block")
+    for (const auto& w : cat.torch()["device_facts"]["per_block"]["flag"]) a.push_back(w.get<std::string>());
   else if (strategy == "multi_gpu") a.push_back("--multi_gpu");
   else if (strategy == "multi_device") a.push_back("--multi_device");
   if (strategy == "cpu" || plan.value("hardware", Json(nullptr)) == "cpu") a.insert(a.end(), {"--device", "cpu"});

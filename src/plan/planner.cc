@@ -205,7 +205,7 @@ const std::vector<std::pair<std::string, std::string>>& device_strategies() {
   static const std::vector<std::pair<std::string, std::string>> v = {
       {"single", "single"},           {"single accelerator", "single"}, {"multi_gpu", "multi_gpu"},
       {"multi-GPU", "multi_gpu"},     {"multi_device", "multi_device"}, {"file2file", "file2file"},
-      {"file-to-file", "file2file"},  {"cpu", "cpu"}};
+      {"file-to-file", "file2file"},  {"per_block", "per_block"},       {"per-block", "per_block"}, {"cpu", "cpu"}};
   return v;
 }
 
@@ -273,7 +273,7 @@ void apply_set(PlanRequest& req, const std::string& flow, const std::string& ass
         req.choices[key] = recorded;
         return;
       }
-    throw UsageError("device_strategy must be one of single, multi_gpu, multi_device, file2file, cpu (got '" + v + "')");
+    throw UsageError("device_strategy must be one of single, multi_gpu, multi_device, file2file, per_block, cpu (got '" + v + "')");
   }
   if (key == "hardware") req.hardware = value.is_string() ? value.get<std::string>() : "";
   req.choices[key] = value;

@@ -207,6 +207,8 @@ std::vector<std::string> quark_semantics(const Parsed& a, const Json& plan, cons
     for (const auto& v : a.flags.at("--model_export")) exports.push_back(v[0]);
   std::string strategy = str(plan, "device_strategy", "single");
   check(f2f == (strategy == "file2file"), "the file-to-file flag differs from device_strategy " + strategy);
+  check((a.one("--quant_flow") == "per_block") == (strategy == "per_block"), "--quant_flow per_block differs from device_strategy " + strategy);
+  if (strategy == "per_block") check(!a.has("--multi_gpu") && !a.has("--multi_device"), "per_block ignores --multi_gpu/--multi_device");
   std::string plan_export = str(plan, "export_format", "hf_format");
   check(exports == std::vector<std::string>{plan_export}, "--model_export differs from the plan's export_format " + plan_export);
   std::vector<std::string> quantized = {scheme};
@@ -412,7 +414,7 @@ TEST(QuarkCli, EverySchemeAlgorithmStrategyAndOverridePrintsAnInvocationQuarkRun
       set(l, "layer_quant_config.*mlp*=" + scheme);
       plan_and_check("llama-3.1-8b", l, t, "*mlp*=" + scheme + " on " + hw);
     }
-    for (const char* strategy : {"single", "multi_gpu", "multi_device", "file2file", "cpu"})
+    for (const char* strategy : {"single", "multi_gpu", "multi_device", "file2file", "per_block", "cpu"})
       for (const char* exp : {"hf", "gguf", "onnx"}) {
         PlanRequest r = request("mi300x", "", exp);
         r.insist = true;

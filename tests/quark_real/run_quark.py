@@ -96,6 +96,7 @@ def install_result() -> dict:
     import onnxruntime as ort
     import onnxscript
     import onnxslim
+    import quark
 
     compiled = None
     try:
@@ -106,7 +107,8 @@ def install_result() -> dict:
     except Exception as e:  # noqa: BLE001 - recorded: the plans then ask about the custom ops
         print(f"the custom-op library does not register here: {e}", file=sys.stderr)
         compiled = False
-    return {"status": "ok", "onnxruntime_package": "onnxruntime", "onnxruntime_version": ort.__version__,
+    # quark_version: the plans are made for the Quark installed here (quarkplan reads it from this file).
+    return {"status": "ok", "quark_version": quark.__version__, "onnxruntime_package": "onnxruntime", "onnxruntime_version": ort.__version__,
             "accelerator_tag": "cpu", "onnx_version": onnx.__version__, "onnxslim_version": onnxslim.__version__,
             "onnxscript_version": onnxscript.__version__,
             "verification": {"import_onnx_ok": True, "import_onnxruntime_ok": True,
@@ -170,6 +172,10 @@ class Runner:
         if rc not in (0, 3):
             return self.report("FAIL", name, f"quarkplan plan exited {rc}: {first_line(err)}")
         draft = rc == 3
+        # The install result names this Quark: the plan is for it.
+        planned_for = json.loads((d / "quant_plan.json").read_text()).get("quark_release")
+        if planned_for != self.a.release:
+            return self.report("FAIL", name, f"the plan is for Quark {planned_for}, not the installed {self.a.release}")
         rc, out, err = sh([self.q, "explain", "quant_plan.json", "--python", "quantize.py"], cwd=d)
         if rc == 2:
             return self.report("REFUSED", name, "explain --python: " + first_line(err))

@@ -356,15 +356,32 @@ void extra_options(PlanState& s) {
       return;
     }
     if (!known.contains(key)) {
-      s.error("unknown extra option '" + key + "'" + did_you_mean(key, names));
+      // An option of another Quark release: say which, so the user re-targets or drops it.
+      std::vector<std::string> others;
+      for (const auto& r : Catalog::release_versions(s.req.catalog_dir))
+        if (r != s.cat.release() && Catalog::load(s.req.catalog_dir, r).onnx()["extra_options"].contains(key)) others.push_back(r);
+      if (!others.empty())
+        s.error("extra option '" + key + "' is read by Quark " + join(others, " and ") + " but not by Quark " + s.cat.release() +
+                ", which this plan is for (Quark warns that it is an invalid parameter and ignores it); plan with --quark-version " +
+                others.back() + ", or drop it");
+      else
+        s.error("unknown extra option '" + key + "'" + did_you_mean(key, names));
       return;
     }
     if (!type_ok(value, known[key])) {
       s.error("extra option " + key + " takes a " + known[key].get<std::string>() + ", not " + value.dump());
       return;
     }
+    if (const Json av = ru.value("allowed_values", Json::object()); av.contains(key) && !std::count(av[key]["values"].begin(), av[key]["values"].end(), value)) {
+      s.error("extra option " + key + " takes one of " + join(string_list(av[key]["values"])) + ", not " + value.dump() + ": " +
+              av[key]["why"].get<std::string>());
+      return;
+    }
     extra[key] = value;
     s.reason("onnx_specific.extra_options." + key, "onnx.extra_options.check", "Your choice");
+    if (const Json dep = ru.value("deprecated", Json::object()); dep.contains(key))
+      s.risk("onnx.extra_options.check", "low", "Extra option " + key + " is deprecated in Quark " + s.cat.release() + ": " + dep[key]["why"].get<std::string>() + ".",
+             "Use " + dep[key]["instead"].get<std::string>() + " instead (the same value).");
   };
   if (const Json* c = s.choice("onnx_specific.extra_options")) {
     if (!c->is_object()) s.error("onnx_specific.extra_options must be a JSON object");

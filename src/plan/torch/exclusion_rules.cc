@@ -17,6 +17,14 @@ using namespace detail;
 
 namespace {
 
+// How many of the model's modules `pattern` matches under `how`.
+size_t count_matches(PlanState& s, const std::string& pattern, PatternMatch how) {
+  QuarkPattern qp(pattern, how);
+  size_t n = 0;
+  for (const auto& m : s.modules()) n += qp.matches(m) ? 1 : 0;
+  return n;
+}
+
 // Checks that a pattern matches at least one module; an error otherwise.
 bool pattern_matches_something(PlanState& s, const std::string& what, const std::string& pattern) {
   const auto& mods = s.modules();
@@ -43,6 +51,16 @@ bool pattern_matches_something(PlanState& s, const std::string& what, const std:
   std::string stripped = pattern;
   stripped.erase(std::remove(stripped.begin(), stripped.end(), '*'), stripped.end());
   std::string hint = did_you_mean(stripped, cand);
+  // Quark 0.13 matches exclusions verbatim: a pattern naming a block (0.12 also excluded what is under it) now names nothing.
+  if (what != "layer_quant_config" && s.exclude_match() == PatternMatch::kVerbatim) {
+    size_t under = count_matches(s, pattern, PatternMatch::kWithChildren);
+    if (under > 0) {
+      s.error(what + " pattern '" + pattern + "' matches none of the model's Linear modules under Quark " + s.cat.release() +
+              ", which matches exclude patterns verbatim (Quark 0.12 also excluded the modules under it): '" + pattern + ".*' excludes the " +
+              std::to_string(under) + " modules under it");
+      return false;
+    }
+  }
   s.error(what + " pattern '" + pattern + "' matches none of the model's " + std::to_string(mods.size()) +
           " Linear modules (it would silently apply nothing)" + hint);
   return false;
@@ -90,6 +108,7 @@ void exclude_layers(PlanState& s) {
       for (int64_t i = 0; i < mtp; ++i) list.push_back(root + "." + std::to_string(layers + i) + ".*");
     }
     Json kept = Json::array();
+    std::vector<std::string> rewritten;  // recipe patterns given their '.*' form for verbatim matching
     for (const auto& p : list) {
       if (!p.is_string()) {
         s.error("exclude_layers must list patterns (strings), not " + p.dump());
@@ -99,6 +118,14 @@ void exclude_layers(PlanState& s) {
         if (pattern_matches_something(s, "exclude", p)) kept.push_back(p);
       } else {
         kept.push_back(p);  // a recipe pattern for parts this checkpoint may not have is harmless
+        // AMD's recipes were written for Quark before 0.13, which also excluded the modules under
+        // each pattern: under verbatim matching the plan lists them too, so it excludes the same.
+        const std::string text = p.get<std::string>();
+        if (s.exclude_match() == PatternMatch::kVerbatim && !text.ends_with(".*") &&
+            count_matches(s, text, PatternMatch::kWithChildren) > count_matches(s, text, PatternMatch::kVerbatim)) {
+          kept.push_back(text + ".*");
+          rewritten.push_back(text);
+        }
       }
     }
     s.plan["exclude_layers"] = kept;
@@ -129,9 +156,14 @@ void exclude_layers(PlanState& s) {
       bool lm_head = d == "lm_head" || d == "*lm_head" || (tmpl(s) && d == (*tmpl(s))["lm_head"]);
       if (!lm_head && lost_routers < lost) dropped_other.push_back(entry);
     }
+    std::vector<std::string> widened;
+    for (const auto& r : rewritten) widened.push_back("'" + r + ".*'");
     s.reason("exclude_layers", "torch.exclude.template_defaults",
              who + " REPLACES the template defaults (--exclude_layers is not additive)" +
-                 (dropped.empty() ? std::string() : "; no longer excluded: " + join(dropped)));
+                 (dropped.empty() ? std::string() : "; no longer excluded: " + join(dropped)) +
+                 (widened.empty() ? std::string()
+                                  : "; " + join(widened) + " added: the recipe was written for Quark before 0.13, which also excluded the modules under each pattern, and Quark " +
+                                        s.cat.release() + " matches them verbatim"));
     if (kept.empty() && c && !dropped_other.empty())
       s.risk("torch.exclude.template_defaults", "high", "Nothing is excluded: the template defaults get quantized too: " + join(dropped_other) + ".",
              "Omit --exclude to keep the template defaults (" + join(string_list(defaults)) + ").");

@@ -140,14 +140,21 @@ void device_strategy(PlanState& s) {
   bool f2f_eligible = sc && f2f_blocker.empty();
   std::string strategy, why;
   int64_t gpus_needed = 1;
+  // Block-by-block calibration (Quark 0.13's --quant_flow per_block): the model stays in CPU memory.
+  const Json per_block = s.cat.torch()["device_facts"].value("per_block", Json(nullptr));
   const Json* c = s.choice("device_strategy");
   if (c && !c->is_string()) {
-    s.error("device_strategy must be one of single, multi_gpu, multi_device, file2file, cpu");
+    s.error("device_strategy must be one of single, multi_gpu, multi_device, file2file, per_block, cpu");
     return;
   }
   std::string want = c ? c->get<std::string>() : "";
-  if (!want.empty() && want != "single" && want != "multi_gpu" && want != "multi_device" && want != "file2file" && want != "cpu") {
-    s.error("device_strategy must be one of single, multi_gpu, multi_device, file2file, cpu (got '" + want + "')");
+  if (!want.empty() && want != "single" && want != "multi_gpu" && want != "multi_device" && want != "file2file" && want != "cpu" && want != "per_block") {
+    s.error("device_strategy must be one of single, multi_gpu, multi_device, file2file, per_block, cpu (got '" + want + "')");
+    return;
+  }
+  if (want == "per_block" && !per_block.is_object()) {
+    s.error("device_strategy per_block is Quark 0.13's --quant_flow per_block; this plan is for Quark " + s.cat.release() +
+            ", which has no such flow (plan with --quark-version 0.13)");
     return;
   }
   if (fit.is_object()) gpus_needed = fit.value("calibration_accelerators", int64_t{1});
@@ -159,6 +166,9 @@ void device_strategy(PlanState& s) {
                  s.cat.file2file_flag_text() + " writes weights and scales shard by shard, without calibration, only as hf_format, on cuda: it cannot do " +
                      f2f_blocker + ".",
                  hw == "cpu" ? "cpu" : gpus_needed <= 1 ? "single" : "multi_gpu", true);
+    if (hw == "cpu" && want == "per_block")
+      s.conflict("torch.device.strategy", "device_strategy",
+                 "--quant_flow per_block streams decoder blocks from CPU memory through a GPU: on a CPU there is nothing to stream to.", "cpu", true);
     if (hw == "cpu" && (want == "multi_gpu" || want == "multi_device"))
       s.conflict("torch.device.strategy", "device_strategy",
                  "--" + want + " places the model with accelerate's device map, which overrides --device cpu: on a CPU the plan runs with --device cpu.",
@@ -199,6 +209,11 @@ void device_strategy(PlanState& s) {
            (*sc)["name"].get<std::string>() + " without " + dropped + " rounds every weight to nearest: " + std::to_string(s.accelerator_count) + " x " + hw +
                " cannot hold the model for " + dropped + ".",
            "With " + std::to_string(gpus_needed) + " or more accelerators (--gpus), --algorithm " + dropped + " and device_strategy=multi_gpu.");
+  } else if (!f2f_eligible && algorithms_of(s).empty() && s.accelerator_count > 0 && s.accelerator_count < gpus_needed && per_block.is_object()) {
+    // Static scales need calibration: Quark 0.13 calibrates block by block from CPU memory.
+    strategy = "per_block";
+    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + available(s.accelerator_count) + ", and file-to-file cannot do " + f2f_blocker +
+          ": --quant_flow per_block keeps the model in CPU memory and calibrates one decoder block at a time on one GPU (the host needs the whole model's memory)";
   } else if (!f2f_eligible && algorithms_of(s).empty() && s.accelerator_count > 0 && s.accelerator_count < gpus_needed) {
     // Static scales need calibration: CPU offload is the one way that fits.
     strategy = "multi_device";
@@ -234,8 +249,21 @@ void device_strategy(PlanState& s) {
     }
     s.risks = kept;
   }
+  if (strategy == "per_block") {
+    // Quark skips evaluation when the model does not fit the device after calibration (the reason per_block was chosen).
+    if (want.empty() && !s.choice("evaluation_intent") && s.plan.value("evaluation_intent", "") != "none") {
+      s.plan["evaluation_intent"] = "none";
+      s.reason("evaluation_intent", "torch.device.strategy",
+               "none: the model does not fit the accelerators, and per_block's evaluation would be skipped by Quark with a warning (--skip_evaluation)");
+    }
+    // Calibration no longer needs the whole model on the accelerators.
+    Json kept = Json::array();
+    for (const auto& r : s.risks)
+      if (!(r["rule"] == "torch.fit.accelerators" && r["message"].get<std::string>().rfind("Calibration loads", 0) == 0)) kept.push_back(r);
+    s.risks = kept;
+  }
   s.plan["device_strategy"] = strategy;
-  s.plan["accelerators_needed"] = fit.is_object() ? Json(gpus_needed) : Json(nullptr);
+  s.plan["accelerators_needed"] = fit.is_object() ? Json(strategy == "per_block" ? int64_t{1} : gpus_needed) : Json(nullptr);
   s.reason("device_strategy", "torch.device.strategy", why);
   // Ryzen AI: what happens after Quark.
   if (hw == "ryzen-ai") {

@@ -123,6 +123,33 @@ std::vector<Scenario> onnx_option_scenarios() {
          EXPECT_FALSE(part.plan["onnx_specific"]["extra_options"].contains("EnableSubgraph"));
        }},
       {"onnx.extra_options.check", [] {
+         // Options per Quark release: 0.13 added QuantizationPreference (three values) and dropped CalibOptimizeDisk.
+         auto pref = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.QuantizationPreference"] = "speed"; });
+         EXPECT_EQ(pref.plan["onnx_specific"]["extra_options"]["QuantizationPreference"], "speed");
+         auto pref_bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.QuantizationPreference"] = "fast"; });
+         ASSERT_EQ(pref_bad.status, PlanStatus::kInvalid);
+         EXPECT_NE(pref_bad.errors[0].find("resource_efficiency"), std::string::npos) << pref_bad.errors[0];
+         auto disk = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.CalibOptimizeDisk"] = true; });
+         ASSERT_EQ(disk.status, PlanStatus::kInvalid);
+         EXPECT_NE(disk.errors[0].find("read by Quark 0.12.post1 but not by Quark 0.13"), std::string::npos) << disk.errors[0];
+         Json old_analysis = cnn_analysis();
+         old_analysis["intake"]["quark_release"] = "0.12.post1";
+         auto disk12 = plan(old_analysis, [](PlanRequest& r) {
+           r.target = "cpu";
+           r.quark_release = "0.12.post1";
+           r.choices["onnx_specific.extra_options.CalibOptimizeDisk"] = true;
+         });
+         EXPECT_EQ(disk12.plan["onnx_specific"]["extra_options"]["CalibOptimizeDisk"], true);
+         auto pref12 = plan(old_analysis, [](PlanRequest& r) {
+           r.target = "cpu";
+           r.quark_release = "0.12.post1";
+           r.choices["onnx_specific.extra_options.QuantizationPreference"] = "speed";
+         });
+         ASSERT_EQ(pref12.status, PlanStatus::kInvalid);
+         EXPECT_NE(pref12.errors[0].find("--quark-version 0.13"), std::string::npos) << pref12.errors[0];
+         auto yaml = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.PreprocessYAML"] = "passes.yaml"; });
+         EXPECT_TRUE(cites(yaml, "onnx.extra_options.check"));
+         EXPECT_NE(yaml.plan["risks"].dump().find("deprecated in Quark 0.13"), std::string::npos);
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.SimplifyModel"] = false; });
          EXPECT_EQ(o.plan["onnx_specific"]["extra_options"]["SimplifyModel"], false);
          auto bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.SimplifyModl"] = false; });

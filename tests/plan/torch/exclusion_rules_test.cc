@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/resources.h"
 #include "plan/rule_scenarios.h"
 
 using quarkplan::Json;
@@ -29,6 +30,31 @@ std::vector<Scenario> torch_exclusion_scenarios() {
          EXPECT_EQ(o.plan["exclude_layers"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate"])"));
          auto o12 = plan(hf_analysis("deepseek-v3", "0.12.post1"), [](PlanRequest& r) { r.hardware = "h100"; r.quark_release = "0.12.post1"; });
          EXPECT_EQ(o12.plan["exclude_layers"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate","*mlp.gate.linear"])"));
+         // A recipe pattern written for Quark 0.12 naming a block ('model.layers.3.mlp': 0.12 also excluded the
+         // modules under it) gets its '.*' form under 0.13, which matches verbatim; 0.12 plans keep it as written.
+         {
+           TempDir cat;
+           Json torch = quarkplan::parse_json(std::string(quarkplan::embedded_resource("catalog/torch.json")), "torch");
+           for (auto& rec : torch["amd_recipes"])
+             if (rec["id"] == "amd/DeepSeek-R1-0528-MXFP4") rec["exclude_layers"] = Json::array({"*self_attn*", "*lm_head", "model.layers.3.mlp"});
+           write_file(cat / "torch.json", torch.dump());
+           const std::string dir = cat.path().string();
+           auto now = plan(hf_analysis("deepseek-v3"), [&](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; r.catalog_dir = dir; });
+           EXPECT_EQ(now.plan["exclude_layers"], Json::parse(R"(["*self_attn*","*lm_head","model.layers.3.mlp","model.layers.3.mlp.*","model.layers.61.*"])"));
+           EXPECT_NE(now.plan["reasons"]["exclude_layers"].get<std::string>().find("'model.layers.3.mlp.*' added"), std::string::npos);
+           auto old = plan(hf_analysis("deepseek-v3", "0.12.post1"), [&](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; r.catalog_dir = dir; r.quark_release = "0.12.post1"; });
+           EXPECT_EQ(old.plan["exclude_layers"], Json::parse(R"(["*self_attn*","*lm_head","model.layers.3.mlp","model.layers.61.*"])"));
+         }
+         // A user's block pattern that names no Linear under verbatim matching says what 0.12 did and the '.*' form.
+         auto block = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["exclude_layers"] = Json::array({"model.layers.0"}); });
+         ASSERT_EQ(block.status, PlanStatus::kInvalid);
+         EXPECT_NE(block.errors[0].find("'model.layers.0.*' excludes the 7 modules under it"), std::string::npos) << block.errors[0];
+         auto block12 = plan(hf_analysis("llama-3.1-8b", "0.12.post1"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.quark_release = "0.12.post1";
+           r.choices["exclude_layers"] = Json::array({"model.layers.0"});
+         });
+         EXPECT_EQ(block12.status, PlanStatus::kConfirmed);
          auto rep = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["exclude_layers"] = Json::array({"lm_head"}); });
          EXPECT_EQ(rep.plan["exclude_layers"], Json::array({"lm_head"}));  // replaces, never appends
          EXPECT_TRUE(cites(rep, "torch.exclude.template_defaults"));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/invocation.h"
 #include "plan/rule_scenarios.h"
 
 using quarkplan::PlanRequest;
@@ -43,6 +44,34 @@ std::vector<Scenario> torch_export_device_scenarios() {
          auto o = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "rtx4090"; r.choices["global_scheme"] = "int4_wo_128"; });
          EXPECT_TRUE(cites(o, "torch.device.strategy"));
          EXPECT_EQ(o.plan["device_strategy"], "multi_gpu");
+         // Static scales on too few GPUs: Quark 0.13 calibrates block by block from CPU memory; 0.12 offloads (--multi_device).
+         auto pb = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.gpus = 1;
+           r.choices["global_scheme"] = "fp8";
+           r.choices["kv_cache_scheme"] = nullptr;
+         });
+         EXPECT_EQ(pb.plan["device_strategy"], "per_block");
+         EXPECT_EQ(pb.plan["accelerators_needed"], 1);
+         EXPECT_EQ(pb.plan["evaluation_intent"], "none");  // Quark would skip it: the model does not fit
+         auto inv = quarkplan::plan_invocation(pb.plan, hf_analysis("deepseek-v3"));
+         EXPECT_NE(inv.text.find("--quant_flow per_block"), std::string::npos) << inv.text;
+         EXPECT_EQ(inv.text.find("--multi_"), std::string::npos) << inv.text;
+         auto md = plan(hf_analysis("deepseek-v3", "0.12.post1"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.gpus = 1;
+           r.quark_release = "0.12.post1";
+           r.choices["global_scheme"] = "fp8";
+           r.choices["kv_cache_scheme"] = nullptr;
+         });
+         EXPECT_EQ(md.plan["device_strategy"], "multi_device");
+         auto pb12 = plan(hf_analysis("llama-3.1-8b", "0.12.post1"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.quark_release = "0.12.post1";
+           r.choices["device_strategy"] = "per_block";
+         });
+         ASSERT_EQ(pb12.status, PlanStatus::kInvalid);
+         EXPECT_NE(pb12.errors[0].find("--quark-version 0.13"), std::string::npos) << pb12.errors[0];
          // The user's choice wins when the plan can run that way, keeping the risk.
          auto single = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) {
            r.hardware = "rtx4090";

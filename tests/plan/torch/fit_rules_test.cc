@@ -36,9 +36,11 @@ std::vector<Scenario> torch_fit_scenarios() {
          for (const auto& r : own.plan["risks"])
            said = said || (r["severity"] == "high" && r["message"].get<std::string>().find("only 2 are available") != std::string::npos);
          EXPECT_TRUE(said);
-         // Static scales cannot be streamed either: CPU offload.
+         // Static scales cannot be streamed either: Quark 0.13 calibrates block by block; 0.12 offloads to CPU.
          auto fp8 = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "h100"; r.gpus = 2; });
-         EXPECT_EQ(fp8.plan["device_strategy"], "multi_device");
+         EXPECT_EQ(fp8.plan["device_strategy"], "per_block");
+         auto fp8_12 = plan(hf_analysis("llama-3.1-70b", "0.12.post1"), [](PlanRequest& r) { r.hardware = "h100"; r.gpus = 2; r.quark_release = "0.12.post1"; });
+         EXPECT_EQ(fp8_12.plan["device_strategy"], "multi_device");
          // Memory is stated in one unit everywhere: GiB.
          auto dense = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
          EXPECT_TRUE(dense.plan["estimates"]["fit"]["fits"].get<bool>());
