@@ -74,7 +74,8 @@ int run_explain_command(const ExplainArgs& a) {
                 {"risks", plan["risks"]},
                 {"open_questions", plan["open_questions"]},
                 {"estimates", plan.value("estimates", Json::object())},
-                {"invocation", {{"tool", inv.tool}, {"env", env}, {"args", inv.args}, {"text", inv.text}, {"qconfig", inv.fields}}}};
+                {"invocation", {{"tool", inv.tool}, {"env", env}, {"args", inv.args}, {"text", inv.text}, {"qconfig", inv.fields}}},
+                {"follow_up", inv.follow_up}};
       std::fputs(dump_json(j).c_str(), stdout);
       return kExitOk;
     }
@@ -98,6 +99,10 @@ int run_explain_command(const ExplainArgs& a) {
     std::string note = analysis_note.empty() ? "" : " " + analysis_note;
     std::fputs(st.bold(ui::paragraph("Quark invocation this plan implies:" + note, width)).c_str(), stdout);
     std::fputs(ui::fit_command(inv.text, width).c_str(), stdout);
+    if (inv.follow_up.is_object()) {
+      std::fputs(st.bold(ui::paragraph("Then, optionally: " + inv.follow_up["why"].get<std::string>() + ".", width)).c_str(), stdout);
+      std::fputs(ui::fit_command(inv.follow_up["text"].get<std::string>(), width).c_str(), stdout);
+    }
     return kExitOk;
   });
 }

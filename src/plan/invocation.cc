@@ -3,6 +3,8 @@
 #include "catalog/catalog.h"
 #include "common/strings.h"
 
+#include <algorithm>
+
 namespace quarkplan {
 
 namespace {
@@ -36,6 +38,55 @@ std::string replace_all_of(std::string s, const std::string& from, const std::st
 }
 std::string replace_output_dir(const std::string& s, const std::string& dir, const std::string& model) {
   return replace_all_of(replace_all_of(replace_all_of(s, "<OUTPUT_DIR>", dir), "<OGA model dir>", dir + "-oga"), "<MODEL_DIR>", model);
+}
+
+// The next step with Quark's own mixed-precision search (quark-quant-perf, 0.13): for a
+// mixed-precision goal on the GPUs it knows, with candidates and calibration matching
+// the plan. Null when the plan's release, goal or GPU has none.
+Json follow_up(const Json& plan, const Catalog& cat, const std::string& model, const std::vector<std::string>& quark_args) {
+  const Json tools = cat.torch().value("follow_up_tools", Json::object());
+  if (!tools.contains("quark_quant_perf")) return nullptr;
+  const Json& t = tools["quark_quant_perf"];
+  const std::string goal = plan.value("goal", Json(nullptr)).is_string() ? plan["goal"].get<std::string>() : "";
+  const std::string hw = plan.value("hardware", Json(nullptr)).is_string() ? plan["hardware"].get<std::string>() : "";
+  const Json lqc = plan.value("layer_quant_config", Json::object());
+  auto listed = [](const Json& list, const std::string& v) { return list.is_array() && std::count(list.begin(), list.end(), Json(v)) > 0; };
+  bool wanted = listed(t["goals"], goal) || (listed(t["goals_with_layer_overrides"], goal) && lqc.is_object() && !lqc.empty());
+  if (!wanted || !t["layer_modes"].contains(hw)) return nullptr;
+  // Candidates: the schemes the plan weighs (its own, its overrides, its alternatives) that the
+  // search takes on this GPU, with native (the fallback it always keeps); else the search's defaults.
+  const Json& modes = t["layer_modes"][hw];
+  std::vector<std::string> weighed;
+  auto weigh = [&](const Json& v) {
+    if (v.is_string() && listed(modes, v.get<std::string>()) && !std::count(weighed.begin(), weighed.end(), v.get<std::string>())) weighed.push_back(v);
+  };
+  weigh(plan.value("global_scheme", Json(nullptr)));
+  if (lqc.is_object())
+    for (auto& [p, v] : lqc.items()) weigh(v);
+  for (const auto& alt : plan.value("alternatives", Json::array()))
+    if (alt.is_object()) weigh(alt.value("scheme", Json(nullptr)));
+  std::vector<std::string> a = {"--model", model, "--gpu-type", hw};
+  if (weighed.size() >= 2 || (weighed.size() == 1 && weighed[0] != "native")) {
+    a.push_back("--layer-precision-candidates");
+    a.push_back("native");
+    for (const auto& m : weighed) a.push_back(m);
+  }
+  if (plan.value("kv_cache_scheme", Json(nullptr)) == "fp8") a.insert(a.end(), {"--kv-cache-precision-candidates", "native", "fp8"});
+  // The plan's exclusions when it prints them (else the template's apply in both tools).
+  if (auto it = std::find(quark_args.begin(), quark_args.end(), "--exclude_layers"); it != quark_args.end()) {
+    a.push_back("--exclude-layers");
+    for (++it; it != quark_args.end() && it->rfind("--", 0) != 0; ++it) a.push_back(*it);
+  }
+  const Json cal = plan.value("calibration", Json::object());
+  const Json& d = t["defaults"];
+  if (cal.value("dataset", Json(nullptr)).is_string() && cal["dataset"] != d["calib_dataset"]) a.insert(a.end(), {"--calib-dataset", cal["dataset"].get<std::string>()});
+  if (cal.value("num_calib_data", Json(nullptr)).is_number_integer() && cal["num_calib_data"] != d["num_calib_data"])
+    a.insert(a.end(), {"--num-calib-data", cal["num_calib_data"].dump()});
+  if (cal.value("seq_len", Json(nullptr)).is_number_integer() && cal["seq_len"] != d["calib_seqlen"]) a.insert(a.end(), {"--calib-seqlen", cal["seq_len"].dump()});
+  a.insert(a.end(), {"--accuracy-gap", d["accuracy_gap"].dump(), "--max-search-candidates", d["max_search_candidates"].dump()});
+  std::string text = t["command"].get<std::string>();
+  for (const auto& w : a) text += (w.rfind("--", 0) == 0 ? " \\\n    " : " ") + shell_quote(w);
+  return {{"tool", t["command"]}, {"why", t["label"].get<std::string>() + "; it needs " + t["needs"].get<std::string>()}, {"args", a}, {"text", text + "\n"}};
 }
 
 }  // namespace
@@ -126,6 +177,7 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
       }
     inv.fields["post_quark_steps"] = steps;
   }
+  inv.follow_up = follow_up(plan, cat, model, a);
   return inv;
 }
 

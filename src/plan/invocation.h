@@ -17,6 +17,9 @@ struct Invocation {
   // the import lines, the config statements, and the quantize_model arguments
   // after the two model paths (", calibration_data_path=..., algorithms=[...]").
   std::string py_imports, py_config, py_call_extra;
+  // Torch: a next step with Quark's own tools (catalog follow_up_tools), or null:
+  // {tool, why, args, text}. Printed after the command, never part of it.
+  Json follow_up;
 };
 
 // `analysis` may be null (analysis_ref not found): the template defaults then

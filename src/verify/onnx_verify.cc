@@ -410,14 +410,15 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
     return types.contains(t) ? &types[t] : nullptr;
   };
   // A mixed-precision preset's AutoMixprecision moves layers to its target types (the preset's
-  // extra_options AutoMixprecision Act/WeightTargetQuantType: INT8 under S16S16_MIXED_S8S8, BFP or
-  // MX under BF16_MIXED_*): a layer may carry either (seen in Quark's exports, tests/quark_real).
+  // mixed_targets: INT8 under S16S16_MIXED_S8S8, BFP or MX under BF16_MIXED_*; 0.12 names them in
+  // its AutoMixprecision dict, 0.13 as TargetLayerConfig specs): a layer may carry either (seen in
+  // Quark's exports, tests/quark_real).
   const Json* mixed_a = nullptr;
   const Json* mixed_w = nullptr;
-  if (preset && preset->value("auto_mixprecision", false) && (*preset)["extra_options"].contains("AutoMixprecision")) {
-    const Json& am = (*preset)["extra_options"]["AutoMixprecision"];
-    mixed_a = info_of(&am, "ActTargetQuantType");
-    mixed_w = info_of(&am, "WeightTargetQuantType");
+  if (preset && preset->value("auto_mixprecision", false) && preset->contains("mixed_targets")) {
+    const Json& mt = (*preset)["mixed_targets"];
+    mixed_a = info_of(&mt, "activation");
+    mixed_w = info_of(&mt, "weight");
   }
   auto type_ok = [&](const Json* info, const Source& s) {
     if (!info) return true;
@@ -737,7 +738,7 @@ Result verify_onnx_bytes(const Json& plan, const Json& analysis, std::string_vie
       // target type (S16S16_MIXED_S8S8: 16 to 8 bits; seen on a transformer with amd-quark 0.13):
       // the estimate is then the upper end and the all-target size the lower.
       if (mixed_w && !mixed_w->value("keeps_float_weights", false) && preset && (*preset)["weight_bits"].is_number() && w.contains("quantized_params")) {
-        const std::string t = (*preset)["extra_options"]["AutoMixprecision"].value("WeightTargetQuantType", "");
+        const std::string t = (*preset)["mixed_targets"].value("weight", "");
         const size_t digits = t.find_first_of("0123456789");
         const double target_bits = digits == std::string::npos ? 0 : std::stod(t.substr(digits));
         const double drop = w["quantized_params"].get<double>() * ((*preset)["weight_bits"].get<double>() - target_bits) / 8;

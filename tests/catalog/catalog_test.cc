@@ -81,6 +81,27 @@ TEST(Catalog, EachReleaseHoldsItsOwnQuarkFacts) {
     }
 }
 
+// Every ONNX preset's extra options are what get_default_config returns in each release's wheel
+// (tests/data/quark/onnx_preset_extra_options.json): 0.13 redesigned the five mixed presets'
+// AutoMixprecision (TargetLayerConfig) and dropped their BFP/MX attributes.
+TEST(Catalog, EachReleasesOnnxPresetsAreItsWheels) {
+  Json wheels = quarkplan::parse_json(read_file(testdata("quark/onnx_preset_extra_options.json")), "wheels");
+  for (auto& [release, presets] : wheels["releases"].items()) {
+    const Catalog& c = Catalog::load("", release);
+    ASSERT_EQ(presets.size(), c.onnx()["presets"].size()) << release;
+    for (auto& [name, extra] : presets.items()) {
+      const Json* p = c.onnx_preset(name);
+      ASSERT_NE(p, nullptr) << release << " " << name;
+      Json mine = (*p)["extra_options"];
+      mine.erase("FastFinetune");
+      EXPECT_EQ(nlohmann::json(mine), nlohmann::json(extra)) << release << " " << name;  // key order aside
+    }
+  }
+  const Json& s16 = *Catalog::load("", "0.13").onnx_preset("S16S16_MIXED_S8S8");
+  EXPECT_EQ(s16["mixed_targets"]["weight"], "QInt8");  // what verify accepts on a layer AutoMixprecision moved
+  EXPECT_FALSE(s16["extra_options"]["AutoMixprecision"].contains("WeightTargetQuantType"));
+}
+
 // A release mark naming no release is the catalog author's error, named with its file.
 TEST(Catalog, AReleaseMarkForAnUnknownReleaseIsRefused) {
   TempDir d;

@@ -573,3 +573,42 @@ TEST(QuarkCli, FileToFileIsSpelledAsThePlansReleaseSpellsIt) {
     EXPECT_EQ(parse_quark_args(inv.args, p, release), "") << release;
   }
 }
+
+// Quark 0.13 ships its own mixed-precision search (quark-quant-perf): a mixed-precision plan on
+// the GPUs it knows names it as the next step, with the plan's candidates and calibration; 0.12
+// plans, other goals and other GPUs do not.
+TEST(QuarkCli, AMixedPrecisionPlanNamesQuarksOwnSearchNext) {
+  auto follow_up = [](const std::string& release, const std::string& hw, const std::string& goal) {
+    PlanRequest r;
+    r.hardware = hw;
+    r.goal = goal;
+    r.quark_release = release;
+    r.confirmed = true;
+    const Json& a = hf_analysis("llama-3.1-8b", release);
+    quarkplan::PlanOutcome o = quarkplan::make_plan(a, r);
+    EXPECT_FALSE(o.plan.is_null()) << release << " " << hw << " " << goal;
+    return o.plan.is_null() ? Json() : quarkplan::plan_invocation(o.plan, a).follow_up;
+  };
+  Json f = follow_up("0.13", "mi355x", "mixed");
+  ASSERT_TRUE(f.is_object());
+  EXPECT_EQ(f["tool"], "quark-quant-perf");
+  std::vector<std::string> args = f["args"].get<std::vector<std::string>>();
+  auto after = [&](const std::string& flag) {
+    std::vector<std::string> v;
+    auto it = std::find(args.begin(), args.end(), flag);
+    for (it = it == args.end() ? it : it + 1; it != args.end() && it->rfind("--", 0) != 0; ++it) v.push_back(*it);
+    return v;
+  };
+  EXPECT_EQ(after("--gpu-type"), std::vector<std::string>{"mi355x"});
+  std::vector<std::string> cands = after("--layer-precision-candidates");
+  EXPECT_EQ(cands.front(), "native");
+  EXPECT_NE(std::find(cands.begin(), cands.end(), "mxfp4"), cands.end());  // the plan's own scheme is a candidate
+  EXPECT_EQ(after("--num-calib-data"), std::vector<std::string>{"128"});  // the plan's calibration
+  EXPECT_NE(f["text"].get<std::string>().find("quark-quant-perf \\\n    --model "), std::string::npos);
+  EXPECT_TRUE(follow_up("0.12.post1", "mi355x", "mixed").is_null());  // 0.12 has no such tool
+  EXPECT_TRUE(follow_up("0.13", "mi355x", "balanced").is_null());
+  EXPECT_TRUE(follow_up("0.13", "h100", "mixed").is_null());          // it searches on MI300X..MI355X only
+  Json m300 = follow_up("0.13", "mi300x", "mixed");
+  ASSERT_TRUE(m300.is_object());
+  EXPECT_EQ(m300["text"].get<std::string>().find("mxfp4"), std::string::npos);  // gfx942 searches fp8 and ptpc_fp8 only
+}

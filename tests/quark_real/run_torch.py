@@ -206,6 +206,7 @@ class Runner:
         self.parser = build_parser(self.facts, a.release, self.schemes)
         self.counts = Counts()
         self.checked_commands = 0
+        self.follow_ups = 0  # quark-quant-perf commands parsed by Quark's own parser
 
     def line(self, kind, name, text=""):
         self.counts.add(kind)
@@ -223,7 +224,10 @@ class Runner:
         rc, out, err = sh([self.a.quarkplan, "explain", str(plan), "--json"], cwd=folder)
         if rc != 0:
             return 100 + rc, None, None, err
-        return 0, json.loads(out)["invocation"], json.loads(plan.read_text()), ""
+        shown = json.loads(out)
+        inv = shown["invocation"]
+        inv["follow_up"] = shown.get("follow_up")  # the next step with Quark's own tools, when there is one
+        return 0, inv, json.loads(plan.read_text()), ""
 
     def check_command(self, inv: dict, plan: dict, model_dir: str):
         """Shell split, argparse and Quark's config builder; returns (namespace, problem or None, note)."""
@@ -262,7 +266,38 @@ class Runner:
         kv = bool(getattr(qc, "kv_cache_quant_config", None))
         if kv != isinstance(plan.get("kv_cache_scheme"), str):
             return ns, f"Quark's KV-cache config is {'set' if kv else 'empty'}, the plan's kv_cache_scheme is {plan.get('kv_cache_scheme')}", ""
+        if inv.get("follow_up"):
+            problem = self.check_follow_up(inv["follow_up"], plan)
+            if problem:
+                return ns, problem, ""
+            self.follow_ups += 1
         return ns, None, ""
+
+    def check_follow_up(self, fu: dict, plan: dict):
+        """The quark-quant-perf command explain names next, parsed by that Quark's own parser
+        (quark.experimental.torch.quant_perf.cli.build_parser); returns a problem or None."""
+        words = shlex.split(fu["text"].replace("\\\n", " "))
+        if words[:1] != ["quark-quant-perf"] or words[1:] != fu["args"]:
+            return f"the follow-up text splits to {words}, not quark-quant-perf and its arguments {fu['args']}"
+        from quark.experimental.torch.quant_perf.cli import build_parser
+
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                ns = build_parser().parse_args(words[1:])
+        except SystemExit:
+            return f"quark-quant-perf's argparse ({self.a.release}): {first_line(err.getvalue().strip().splitlines()[-1] if err.getvalue() else 'exit')}"
+        if ns.gpu_type != plan.get("hardware"):
+            return f"quark-quant-perf --gpu-type {ns.gpu_type}, the plan's hardware is {plan.get('hardware')}"
+        from quark.experimental.torch.quant_perf.quantize import search
+
+        allowed = search._resolve_layer_precision_candidates(None, search._hardware_target(ns.gpu_type))
+        extra = [m for m in (ns.layer_precision_candidates or []) if m not in allowed]
+        if extra:
+            return f"quark-quant-perf candidates {extra} are not among what the search takes on {ns.gpu_type} ({allowed})"
+        if plan.get("global_scheme") in allowed and ns.layer_precision_candidates and plan["global_scheme"] not in ns.layer_precision_candidates:
+            return f"the plan's scheme {plan['global_scheme']} is not among the search's candidates {ns.layer_precision_candidates}"
+        return None
 
     def commands(self):
         corpus = Path(self.a.corpus)
@@ -486,7 +521,8 @@ def main():
         r.commands()
         c = dict(r.counts)
         print(f"quantize_quark.py {a.release}: {r.checked_commands} distinct printed commands checked "
-              f"(shell split, argparse, Quark's get_config), {c.get('PASS', 0)} passed, {c.get('FAIL', 0)} failed; "
+              f"(shell split, argparse, Quark's get_config; {r.follow_ups} quark-quant-perf follow-ups through its parser), "
+              f"{c.get('PASS', 0)} passed, {c.get('FAIL', 0)} failed; "
               f"{c.get('REFUSED', 0)} plans refused by "
               f"quarkplan, {c.get('same', 0)} repeated a command", file=OUT, flush=True)
         fails = c.get("FAIL", 0)
