@@ -327,6 +327,36 @@ void nothing_quantized(PlanState& s) {
             " Linear modules: the plan would quantize nothing (narrow --exclude, or omit it to use the template defaults)");
 }
 
+// The printed exclusions are for the plan's release: one another release would
+// match differently (0.12 also excludes the modules under a pattern, 0.13 matches
+// verbatim) is named, so the command is not run with the other Quark unawares.
+void exclude_release_matching(PlanState& s) {
+  if (s.modules().empty() || !s.plan["exclude_layers"].is_array()) return;
+  const PatternMatch here = s.exclude_match();
+  std::vector<std::string> differ;
+  std::string other_release;
+  for (const auto& r : Catalog::release_versions(s.req.catalog_dir)) {
+    if (r == s.cat.release()) continue;
+    const Catalog& other = Catalog::load(s.req.catalog_dir, r);
+    const PatternMatch there = other.exclude_covers_children() ? PatternMatch::kWithChildren : PatternMatch::kVerbatim;
+    if (there == here) continue;
+    for (const auto& p : s.plan["exclude_layers"]) {
+      if (!p.is_string()) continue;
+      size_t a = count_matches(s, p.get<std::string>(), here), b = count_matches(s, p.get<std::string>(), there);
+      if (a != b) differ.push_back("'" + p.get<std::string>() + "' (" + std::to_string(a) + " here, " + std::to_string(b) + " under " + r + ")");
+    }
+    if (!differ.empty()) {
+      other_release = r;
+      break;
+    }
+  }
+  if (differ.empty()) return;
+  s.risk("torch.exclude.release_matching", "low",
+         "These exclusions match other modules under Quark " + other_release + ": " + join(differ) +
+             " (Quark 0.12 also excludes the modules under a pattern; 0.13 matches it verbatim). The printed command is for Quark " + s.cat.release() + ".",
+         "Run it with amd-quark " + s.cat.release() + ", or plan with --quark-version " + other_release + " for that Quark.");
+}
+
 void weight_outliers(PlanState& s) {
   if (!s.analysis.contains("weight_stats") || !s.analysis["weight_stats"].contains("outlier_modules")) return;
   const Json& outliers = s.analysis["weight_stats"]["outlier_modules"];

@@ -1,7 +1,7 @@
 // Exclusions, per-layer schemes: one scenario per rule of src/plan/torch/exclusion_rules.cc,
 // showing it fires (tests/plan/rules_test.cc runs them as All/RuleScenario.Fires/<rule>).
 // Rules: torch.exclude.nothing_quantized, torch.exclude.template_defaults, torch.layer_quant_config.patterns,
-// torch.exclude.lm_head, torch.moe.routers, torch.weight_stats.outliers.
+// torch.exclude.lm_head, torch.moe.routers, torch.weight_stats.outliers, torch.exclude.release_matching.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -90,6 +90,23 @@ std::vector<Scenario> torch_exclusion_scenarios() {
          EXPECT_TRUE(cites(o, "torch.moe.routers"));
          auto ok = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "h100"; });
          EXPECT_FALSE(cites(ok, "torch.moe.routers"));
+       }},
+      {"torch.exclude.release_matching", [] {
+         // A block name is all of layer 0 under 0.12 and nothing under 0.13: the 0.12 plan says so.
+         auto o = plan(hf_analysis("llama-3.1-8b", "0.12.post1"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.quark_release = "0.12.post1";
+           r.choices["exclude_layers"] = Json::array({"lm_head", "model.layers.0"});
+         });
+         ASSERT_TRUE(cites(o, "torch.exclude.release_matching"));
+         for (const auto& r : o.plan["risks"])
+           if (r["rule"] == "torch.exclude.release_matching") {
+             EXPECT_NE(r["message"].get<std::string>().find("'model.layers.0' (7 here, 0 under 0.13)"), std::string::npos) << r["message"];
+             EXPECT_EQ(r["message"].get<std::string>().find("lm_head"), std::string::npos) << r["message"];  // the same in both
+           }
+         // Patterns that mean the same in both releases say nothing.
+         auto same = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["exclude_layers"] = Json::array({"lm_head", "*o_proj"}); });
+         EXPECT_FALSE(cites(same, "torch.exclude.release_matching"));
        }},
       {"torch.weight_stats.outliers", [] {
          Json a = hf_analysis("qwen3-8b");
