@@ -648,7 +648,7 @@ TEST(ModuleNames, FastMatcherAgreesWithFnmatch) {
 
 // Quark 0.13 added templates (gemma4, qwen3_5, ...): the same folders are drafts for 0.12.post1.
 TEST(HfIntake, ReleasesDifferInTemplates) {
-  for (const char* dir : {"hf/gemma-4-26b-a4b", "docs/qwen3_5-dense"}) {
+  for (const char* dir : {"hf/gemma-4-26b-a4b", "hf/qwen3.5-9b-transformers-default", "docs/qwen3_5-dense"}) {
     Json now = intake(testdata(dir)), old = intake(testdata(dir), false, "0.12.post1");
     EXPECT_TRUE(now["model"]["template_supported"].get<bool>()) << dir;
     EXPECT_FALSE(old["model"]["template_supported"].get<bool>()) << dir;
