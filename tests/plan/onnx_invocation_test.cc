@@ -19,9 +19,28 @@ using quarkplan::PlanStatus;
 
 namespace {
 
-const Json& quark_names() {
-  static Json j = Json::parse(read_file(testdata("quark/onnx_api_names.json")));
-  return j;
+// The names Quark `release` defines: the file's own (0.12.post1's), with a later release's
+// differences (its `releases` entry, read from that release's wheel) applied.
+const Json& quark_names(const std::string& release = "0.12.post1") {
+  static std::map<std::string, Json> cache;
+  if (auto it = cache.find(release); it != cache.end()) return it->second;
+  Json j = Json::parse(read_file(testdata("quark/onnx_api_names.json")));
+  if (j.contains("releases") && j["releases"].contains(release)) {
+    const Json r = j["releases"][release];
+    const Json added = r.value("imports_added", Json::object()), algo_args = r.value("algo_args", Json::object());
+    for (auto& [module, names] : added.items())
+      for (const auto& n : names) j["imports"][module].push_back(n);
+    for (const char* list : {"qconfig_extra_option_keys", "extra_option_keys"}) {
+      for (const auto& k : r.value(std::string(list) + "_added", Json::array())) j[list].push_back(k);
+      Json kept = Json::array();
+      const Json removed = r.value(std::string(list) + "_removed", Json::array());
+      for (const auto& k : j[list])
+        if (std::find(removed.begin(), removed.end(), k) == removed.end()) kept.push_back(k);
+      j[list] = kept;
+    }
+    for (auto& [cls, args] : algo_args.items()) j["algo_args"][cls] = args;
+  }
+  return cache[release] = std::move(j);
 }
 
 std::set<std::string> set_of(const Json& a) {
@@ -31,8 +50,8 @@ std::set<std::string> set_of(const Json& a) {
 }
 
 // Every name the invocation uses must be one Quark defines, in the module it is imported from.
-void expect_quark_names(const quarkplan::Invocation& inv, const std::string& where) {
-  const Json& q = quark_names();
+void expect_quark_names(const quarkplan::Invocation& inv, const std::string& where, const std::string& release = "0.12.post1") {
+  const Json& q = quark_names(release);
   const Json& n = inv.fields["names"];
   for (auto& [module, names] : n["imports"].items()) {
     ASSERT_TRUE(q["imports"].contains(module)) << where << ": module " << module;
@@ -111,8 +130,9 @@ std::vector<std::string> corpus() {
           "imgly-background-removal-data-1.4.5/small.onnx"};
 }
 
-PlanOutcome plan_with(const Json& a, const std::string& target, const std::string& preset, bool ops_ok = true) {
+PlanOutcome plan_with(const Json& a, const std::string& target, const std::string& preset, bool ops_ok = true, const std::string& release = "") {
   PlanRequest r;
+  r.quark_release = release;
   r.confirmed = true;
   r.target = target;
   r.choices["preset"] = preset;
@@ -123,7 +143,9 @@ PlanOutcome plan_with(const Json& a, const std::string& target, const std::strin
 }  // namespace
 
 TEST(OnnxInvocation, EveryPresetTargetAndModelPrintsQuarkNamesOrIsRefused) {
-  const auto& cat = quarkplan::Catalog::load();
+ for (const auto& release : quarkplan::Catalog::release_versions()) {
+  SCOPED_TRACE("Quark " + release);
+  const auto& cat = quarkplan::Catalog::load("", release);
   std::vector<std::pair<std::string, Json>> models;
   for (const auto& m : corpus()) models.push_back({m, analysis_of(real_model(m))});
   models.push_back({"generated cnn", cnn_analysis()});
@@ -132,11 +154,13 @@ TEST(OnnxInvocation, EveryPresetTargetAndModelPrintsQuarkNamesOrIsRefused) {
   std::vector<std::string> targets = {"cpu", "cuda", "rocm", "npu_cnn", "npu_transformer"};
   size_t printed = 0, refused = 0;
   std::set<std::string> routes;
+  // An ONNX analysis holds no release-dependent facts: the same one, stamped with the release.
+  for (auto& [name, a] : models) a["intake"]["quark_release"] = release;
   for (const auto& [name, a] : models)
     for (const auto& t : targets)
       for (const auto& p : cat.onnx_preset_names()) {
         std::string where = name + " / " + t + " / " + p;
-        PlanOutcome o = plan_with(a, t, p);
+        PlanOutcome o = plan_with(a, t, p, true, release);
         if (o.status == PlanStatus::kRefused) {
           EXPECT_FALSE(o.refusal.empty()) << where;
           ++refused;
@@ -152,7 +176,7 @@ TEST(OnnxInvocation, EveryPresetTargetAndModelPrintsQuarkNamesOrIsRefused) {
         ASSERT_NE(o.status, PlanStatus::kInvalid) << where << ": " << (o.errors.empty() ? "" : o.errors[0]);
         quarkplan::Invocation inv = quarkplan::onnx_invocation(o.plan, a, cat);
         routes.insert(inv.fields["route"].is_string() ? inv.fields["route"].get<std::string>() : "none");
-        expect_quark_names(inv, where);
+        expect_quark_names(inv, where, release);
         if (::testing::Test::HasFailure()) return;  // one broken combination is enough to read
         ++printed;
       }
@@ -160,6 +184,7 @@ TEST(OnnxInvocation, EveryPresetTargetAndModelPrintsQuarkNamesOrIsRefused) {
   EXPECT_GT(refused, 1000u);
   EXPECT_TRUE(routes.count("qconfig"));
   EXPECT_TRUE(routes.count("legacy"));
+ }
 }
 
 namespace {
