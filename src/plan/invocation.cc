@@ -143,7 +143,16 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
   // (ROCm's PyTorch honours it too): a plan that spreads the model must name
   // every device, or accelerate's device map sees one.
   int64_t estimated_n = 0;  // a device count from the plan's estimate, not from --gpus or env_context.json
-  if (strategy == "multi_gpu" || strategy == "multi_device") {
+  // Quark 0.13's file-to-file runs one worker per visible GPU with --multi_gpu, except from an FP8
+  // source (catalog device_facts.file2file.multi_gpu): with a known count above one, the plan uses them.
+  bool f2f_multi = false;
+  if (strategy == "file2file" && cat.torch()["device_facts"]["file2file"].value("multi_gpu", false) &&
+      plan.value("accelerator_count", Json(nullptr)).is_number_integer() && plan["accelerator_count"].get<int64_t>() > 1) {
+    const Json* m = analysis.is_object() && analysis.contains("model") ? &analysis["model"] : nullptr;
+    f2f_multi = m && !(m->contains("pre_quantized") && (*m)["pre_quantized"] == "fp8");
+  }
+  if (f2f_multi) a.push_back("--multi_gpu");
+  if (strategy == "multi_gpu" || strategy == "multi_device" || f2f_multi) {
     int64_t n = 0;
     if (plan.contains("request") && plan["request"].value("gpus", Json(0)).is_number_integer()) n = plan["request"]["gpus"].get<int64_t>();
     if (n <= 0 && plan.value("accelerator_count", Json(nullptr)).is_number_integer()) n = plan["accelerator_count"].get<int64_t>();

@@ -571,6 +571,23 @@ TEST(QuarkCli, FileToFileIsSpelledAsThePlansReleaseSpellsIt) {
     EXPECT_EQ(std::count(inv.args.begin(), inv.args.end(), release == "0.13" ? "--file2file_quantization" : "--quant_flow"), 0) << inv.text;
     Parsed p;
     EXPECT_EQ(parse_quark_args(inv.args, p, release), "") << release;
+    // DeepSeek-V3 is an FP8 source: Quark 0.13's multi-GPU file-to-file does not take one.
+    EXPECT_FALSE(p.has("--multi_gpu")) << inv.text;
+    // A BF16 source on 4 GPUs: 0.13 runs one file-to-file worker per GPU (--multi_gpu), 0.12 one.
+    PlanRequest b = r;
+    b.gpus = 4;
+    b.hardware = "mi300x";
+    b.choices.clear();
+    set(b, "global_scheme=ptpc_fp8");
+    set(b, "device_strategy=file2file");
+    const Json& la = hf_analysis("llama-3.1-70b", release);
+    quarkplan::PlanOutcome lo = quarkplan::make_plan(la, b);
+    ASSERT_FALSE(lo.plan.is_null()) << release;
+    quarkplan::Invocation li = quarkplan::plan_invocation(lo.plan, la);
+    Parsed lp;
+    EXPECT_EQ(parse_quark_args(li.args, lp, release), "") << release;
+    EXPECT_EQ(lp.has("--multi_gpu"), release == "0.13") << li.text;
+    EXPECT_EQ(li.text.find("CUDA_VISIBLE_DEVICES=0,1,2,3 ") != std::string::npos, release == "0.13") << li.text;
   }
 }
 
