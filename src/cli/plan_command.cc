@@ -264,6 +264,7 @@ int run_plan_command(const PlanArgs& a) {
     req.install_status = ctx.install_status;
     req.install_failure_reason = ctx.install_failure_reason;
     req.install_accelerator_tag = ctx.install_accelerator_tag;
+    req.install_onnxruntime_version = ctx.install_onnxruntime_version;
     if (req.target.empty() && !ctx.deployment_target.empty()) {
       req.target = ctx.deployment_target;
       req.target_source = ctx.target_source;

@@ -86,6 +86,7 @@ IntakeContext resolve_intake_context(const IntakeRequest& req) {
     ctx.install_status = r["status"].get<std::string>();
     if (r.contains("failure_reason") && r["failure_reason"].is_string()) ctx.install_failure_reason = r["failure_reason"];
     if (r.contains("accelerator_tag") && r["accelerator_tag"].is_string()) ctx.install_accelerator_tag = r["accelerator_tag"];
+    if (r.contains("onnxruntime_version") && r["onnxruntime_version"].is_string()) ctx.install_onnxruntime_version = r["onnxruntime_version"];
     if (r.contains("verification") && r["verification"].contains("custom_ops_compile_ok") &&
         r["verification"]["custom_ops_compile_ok"].is_boolean())
       ctx.custom_ops_compile_ok = r["verification"]["custom_ops_compile_ok"].get<bool>();

@@ -24,6 +24,7 @@ struct IntakeContext {
   std::string install_status;          // onnx_install_result.json status, "" when not given
   std::string install_failure_reason;  // its failure_reason
   std::string install_accelerator_tag;  // its accelerator_tag (cpu, cuda-12, rocm-7.0, ...)
+  std::string install_onnxruntime_version;  // its onnxruntime_version, "" when not given
   bool trust_remote_code = false;             // user approved running repository code
   bool weight_stats = false;
   unsigned weight_stats_threads = 0;  // 0: every core

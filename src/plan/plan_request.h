@@ -38,6 +38,7 @@ struct PlanRequest {
   std::string install_status;          // onnx_install_result.json status (ok | failed | skipped), "" when not given
   std::string install_failure_reason;  // its failure_reason, when it says one
   std::string install_accelerator_tag;  // its accelerator_tag (cpu, cuda-12, rocm-7.0, ...), "" when not given
+  std::string install_onnxruntime_version;  // its onnxruntime_version, "" when not given
   std::string target_source;   // where the target came from
   std::string analysis_ref = "./model_analysis.json";
   std::string catalog_dir;

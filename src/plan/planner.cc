@@ -356,6 +356,7 @@ Json request_to_json(const PlanRequest& r) {
           {"install_status", r.install_status},
           {"install_failure_reason", r.install_failure_reason},
           {"install_accelerator_tag", r.install_accelerator_tag},
+          {"install_onnxruntime_version", r.install_onnxruntime_version},
           {"catalog_dir", r.catalog_dir},
           {"quark_release", r.quark_release},
           {"quark_release_source", r.quark_release_source}};
@@ -389,6 +390,7 @@ PlanRequest request_from_json(const Json& j) {
     r.install_status = j.value("install_status", "");
     r.install_failure_reason = j.value("install_failure_reason", "");
     r.install_accelerator_tag = j.value("install_accelerator_tag", "");
+    r.install_onnxruntime_version = j.value("install_onnxruntime_version", "");
     r.catalog_dir = j.value("catalog_dir", "");
   } catch (const Json::exception& e) {
     throw InputError("", std::string("the plan's request record is malformed: ") + e.what());

@@ -76,6 +76,7 @@ void subgraphs(PlanState&);
 void extra_options(PlanState&);
 void weight_coverage(PlanState&);
 void execution_providers(PlanState&);
+void onnxruntime_range(PlanState&);
 void evaluation_intent(PlanState&);
 void estimates(PlanState&);
 void npu_preset_off_npu(PlanState&);

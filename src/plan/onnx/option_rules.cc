@@ -394,6 +394,43 @@ void extra_options(PlanState& s) {
            extra.empty() ? "None needed: the preset's own options apply" : "Only what this model needs; each key explained below");
 }
 
+namespace {
+// "1.25.1" -> {1, 25, 1}; non-numeric parts (a local "+cpu" suffix) end the version.
+std::vector<int> version_parts(const std::string& v) {
+  std::vector<int> out;
+  size_t i = 0;
+  while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) {
+    int n = 0;
+    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) n = n * 10 + (v[i++] - '0');
+    out.push_back(n);
+    if (i < v.size() && v[i] == '.') ++i;
+    else break;
+  }
+  return out;
+}
+}  // namespace
+
+void onnxruntime_range(PlanState& s) {
+  const std::string& have = s.req.install_onnxruntime_version;
+  const Json range = s.cat.onnx().value("onnxruntime_range", Json(nullptr));
+  if (have.empty() || !range.is_object() || version_parts(have).empty()) return;
+  auto in_range = [&](const Json& r) {
+    auto v = version_parts(have);
+    return !(v < version_parts(r["min"].get<std::string>())) && !(version_parts(r["max"].get<std::string>()) < v);
+  };
+  if (in_range(range)) return;
+  std::string other;
+  for (const auto& rel : Catalog::release_versions(s.req.catalog_dir))
+    if (rel != s.cat.release()) {
+      const Json r = Catalog::load(s.req.catalog_dir, rel).onnx().value("onnxruntime_range", Json(nullptr));
+      if (r.is_object() && in_range(r)) other = rel;
+    }
+  const std::string want = "onnxruntime>=" + range["min"].get<std::string>() + ",<=" + range["max"].get<std::string>();
+  s.risk("onnx.install.onnxruntime_range", "medium",
+         "The installed onnxruntime " + have + " (--install-result) is outside what amd-quark " + s.cat.release() + " supports (" + want + ").",
+         "pip install '" + want + "'" + (other.empty() ? std::string() : ", or plan for amd-quark " + other + " (--quark-version " + other + "), which supports it") + ".");
+}
+
 void execution_providers(PlanState& s) {
   std::string t = target(s);
   const Json* tj = t.empty() ? nullptr : s.cat.onnx_target(t);

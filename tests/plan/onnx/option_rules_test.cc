@@ -190,6 +190,20 @@ std::vector<Scenario> onnx_option_scenarios() {
          ASSERT_EQ(ops.status, PlanStatus::kInvalid);
          EXPECT_NE(ops.errors[0].find("onnx_specific.op_types_to_quantize"), std::string::npos) << ops.errors[0];
        }},
+      {"onnx.install.onnxruntime_range", [] {
+         // onnxruntime 1.28.0: inside amd-quark 0.13's range (<=1.28.0), outside 0.12.post1's (<=1.25.1).
+         Json old_analysis = cnn_analysis();
+         old_analysis["intake"]["quark_release"] = "0.12.post1";
+         auto old = plan(old_analysis, [](PlanRequest& r) { r.target = "cpu"; r.quark_release = "0.12.post1"; r.install_onnxruntime_version = "1.28.0"; });
+         ASSERT_TRUE(cites(old, "onnx.install.onnxruntime_range"));
+         EXPECT_NE(old.plan["risks"].dump().find("--quark-version 0.13"), std::string::npos);
+         auto now = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.install_onnxruntime_version = "1.28.0"; });
+         EXPECT_FALSE(cites(now, "onnx.install.onnxruntime_range"));
+         auto newer = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.install_onnxruntime_version = "1.29.0+cpu"; });
+         EXPECT_TRUE(cites(newer, "onnx.install.onnxruntime_range"));
+         auto older = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.install_onnxruntime_version = "1.20.1"; });
+         EXPECT_TRUE(cites(older, "onnx.install.onnxruntime_range"));
+       }},
       {"onnx.execution_providers", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cuda"; });
          EXPECT_EQ(o.plan["onnx_specific"]["execution_providers"][0], "CUDAExecutionProvider");
