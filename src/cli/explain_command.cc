@@ -68,6 +68,7 @@ int run_explain_command(const ExplainArgs& a) {
     Json table = decision_table(plan);
     if (a.json) {
       Json j = {{"plan", a.plan},
+                {"quark_release", plan.value("quark_release", Json(nullptr))},
                 {"requires_confirmation", plan["requires_confirmation"]},
                 {"integrity", {{"verified", check.rules_rechecked}, {"summary", check.summary()}, {"notes", check.notes}}},
                 {"decision_table", table},
@@ -85,7 +86,8 @@ int run_explain_command(const ExplainArgs& a) {
                          : check.rules_rechecked                   ? "confirmed"
                                                                    : "confirmed by its author, not verified";
     {
-      auto head = ui::wrap_indented("Plan " + a.plan + "  (" + status + "; " + check.summary() + ")", static_cast<size_t>(std::max(20, width)), 2);
+      std::string release = plan.contains("quark_release") && plan["quark_release"].is_string() ? "; for Quark " + plan["quark_release"].get<std::string>() : "";
+      auto head = ui::wrap_indented("Plan " + a.plan + "  (" + status + "; " + check.summary() + release + ")", static_cast<size_t>(std::max(20, width)), 2);
       for (size_t i = 0; i < head.size(); ++i) {
         std::string l = i == 0 ? head[i].substr(2) : head[i];
         if (i == 0 && l.rfind("Plan ", 0) == 0) l = st.bold("Plan") + l.substr(4);

@@ -93,6 +93,8 @@ void check_flags_apply(const PlanArgs& a, const std::string& flow, const std::st
 void choose_release(PlanRequest& req, const IntakeContext& ctx, const Json* analysis, const std::string& analysis_path) {
   req.quark_release = ctx.quark_release;
   req.quark_release_source = ctx.quark_release_source;
+  req.installed_quark_version = ctx.installed_quark_version;
+  req.installed_quark_source = ctx.installed_quark_source;
   if (!analysis) return;
   const Json intake = analysis->value("intake", Json::object());
   std::string theirs = intake.is_object() ? intake.value("quark_release", "") : "";

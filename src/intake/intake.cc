@@ -20,26 +20,34 @@ namespace {
 
 // The amd-quark version a context file reports, "" when it names none: the
 // install result's quark_version, or the env file's environment.quark_version.
-std::string reported_quark_version(const Json& doc, bool env) {
+// A value that is not a version is the file's error.
+std::string reported_quark_version(const Json& doc, bool env, const std::string& file) {
   const Json* holder = env ? (doc.contains("environment") && doc["environment"].is_object() ? &doc["environment"] : nullptr) : &doc;
   if (!holder) return "";
-  for (const char* key : {"quark_version", "amd_quark_version"})
-    if (holder->contains(key) && (*holder)[key].is_string()) return (*holder)[key].get<std::string>();
+  for (const char* key : {"quark_version", "amd_quark_version"}) {
+    if (!holder->contains(key) || (*holder)[key].is_null()) continue;
+    const Json& v = (*holder)[key];
+    if (!v.is_string() || v.get<std::string>().empty())
+      throw InputError(file, std::string(env ? "environment." : "") + key + " must be an amd-quark version such as \"0.13\" (got " + v.dump() + ")");
+    return v.get<std::string>();
+  }
   return "";
 }
 
 // --quark-version, else what the machine has installed, else the newest.
 void choose_quark_release(const IntakeRequest& req, IntakeContext& ctx) {
-  std::string asked = req.quark_version, from;
-  if (!asked.empty()) from = "--quark-version";
-  if (asked.empty() && !req.install_result.empty()) {
+  if (!req.install_result.empty()) {
     Json r = read_validated(req.install_result, "onnx_install_result");
-    if (r["status"] == "ok" && !(asked = reported_quark_version(r, false)).empty()) from = req.install_result;
+    std::string v = reported_quark_version(r, false, req.install_result);
+    if (r["status"] == "ok" && !v.empty()) ctx.installed_quark_version = v, ctx.installed_quark_source = req.install_result;
   }
-  if (asked.empty() && !req.env.empty()) {
+  if (ctx.installed_quark_version.empty() && !req.env.empty()) {
     Json e = read_validated(req.env, "env_context");
-    if (!(asked = reported_quark_version(e, true)).empty()) from = req.env;
+    std::string v = reported_quark_version(e, true, req.env);
+    if (!v.empty()) ctx.installed_quark_version = v, ctx.installed_quark_source = req.env;
   }
+  std::string asked = req.quark_version, from = asked.empty() ? "" : "--quark-version";
+  if (asked.empty() && !ctx.installed_quark_version.empty()) asked = ctx.installed_quark_version, from = ctx.installed_quark_source;
   if (asked.empty()) {
     ctx.catalog = &Catalog::load(req.catalog_dir);
     ctx.quark_release = ctx.catalog->release();

@@ -33,6 +33,7 @@ struct IntakeContext {
   const Catalog* catalog = nullptr;  // holds the facts of quark_release
   std::string quark_release;         // the Quark release the analysis is for (catalog/releases.json)
   std::string quark_release_source;  // "--quark-version", the file that named it, or "" (the newest)
+  std::string installed_quark_version, installed_quark_source;  // what an --install-result / --env file reports, and which file
   // A one-shot command: the reader's large working set (mapped headers, tensor
   // records, the model structure) is left to the process exit instead of being
   // freed piece by piece (see common/keep_until_exit.h).

@@ -6,6 +6,7 @@
 
 #include "catalog/artifacts.h"
 #include "catalog/catalog.h"
+#include "common/strings.h"
 #include "common/error.h"
 #include "common/files.h"
 #include "common/sha256.h"
@@ -244,6 +245,18 @@ IntegrityReport verify_plan(const std::string& plan_path, const Json& plan, cons
   fs::path full = fs::path(ref).is_absolute() ? fs::path(ref) : folder_of(plan_path) / ref;
   r.analysis_path = full.lexically_normal().string();
   std::string plan_model = model.contains("model_path") && model["model_path"].is_string() ? model["model_path"].get<std::string>() : "";
+
+  // The Quark release it is for: one this catalog describes, and the one its request asked for.
+  if (plan.contains("quark_release")) {
+    std::string rel = plan["quark_release"].is_string() ? plan["quark_release"].get<std::string>() : "";
+    std::string dir = catalog_dir.empty() && plan.contains("request") && plan["request"].is_object() ? plan["request"].value("catalog_dir", "") : catalog_dir;
+    if (Catalog::canonical_release(rel, dir).empty())
+      r.problems.push_back("its quark_release " + plan["quark_release"].dump() + " is not a Quark release this catalog describes (" +
+                           join(Catalog::release_versions(dir)) + "): its command and facts would be another release's");
+    else if (plan.contains("request") && plan["request"].is_object() && plan["request"].value("quark_release", "") != "" &&
+             Catalog::canonical_release(plan["request"].value("quark_release", ""), dir) != Catalog::canonical_release(rel, dir))
+      r.problems.push_back("its quark_release " + rel + " is not the release its request asked for (" + plan["request"].value("quark_release", "") + ")");
+  }
 
   // The analysis, read as bytes (its digest) and as JSON.
   std::string text;

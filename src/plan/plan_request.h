@@ -46,6 +46,8 @@ struct PlanRequest {
   // newest) and where it came from ("--quark-version", a context file, the
   // analysis, or "" when it is the newest by default).
   std::string quark_release, quark_release_source;
+  // The amd-quark an --install-result / --env file reports installed, and that file ("" when none).
+  std::string installed_quark_version, installed_quark_source;
   // The command-line flag each choice came from (e.g. "calibration.num_calib_data"
   // -> "--num-calib"), so an error names what the user typed.
   std::map<std::string, std::string> choice_flags;

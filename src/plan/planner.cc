@@ -194,6 +194,7 @@ const std::map<std::string, std::string>& fixed_rows() {
       {"estimated_size", "estimated_size is not editable: it is computed from the exact parameter counts and the plan's scheme (change global_scheme, or the preset of an ONNX plan)"},
       {"estimates.weights", "estimated_size is not editable: it is computed from the exact parameter counts and the plan's scheme (change global_scheme, or the preset of an ONNX plan)"},
       {"hardware_support", "hardware_support is not editable: it follows from global_scheme and hardware (change one of those)"},
+      {"quark_release", "quark_release is not editable at the prompt: the analysis is read with that release's facts, so plan again with --quark-version V (quarkplan catalog lists the releases)"},
       {"model", "the model is not a decision: plan another model with `quarkplan plan MODEL`"},
       {"requires_confirmation", "requires_confirmation is not editable: answer yes at the prompt, or pass --yes"}};
   return m;
@@ -359,7 +360,9 @@ Json request_to_json(const PlanRequest& r) {
           {"install_onnxruntime_version", r.install_onnxruntime_version},
           {"catalog_dir", r.catalog_dir},
           {"quark_release", r.quark_release},
-          {"quark_release_source", r.quark_release_source}};
+          {"quark_release_source", r.quark_release_source},
+          {"installed_quark_version", r.installed_quark_version},
+          {"installed_quark_source", r.installed_quark_source}};
 }
 
 PlanRequest request_from_json(const Json& j) {
@@ -383,6 +386,8 @@ PlanRequest request_from_json(const Json& j) {
     r.gpus = j.value("gpus", int64_t{0});
     r.quark_release = j.value("quark_release", "");
     r.quark_release_source = j.value("quark_release_source", "");
+    r.installed_quark_version = j.value("installed_quark_version", "");
+    r.installed_quark_source = j.value("installed_quark_source", "");
     r.env_context = j.value("env_context", Json(nullptr));
     if (j.contains("custom_ops_compile_ok") && j["custom_ops_compile_ok"].is_boolean()) r.custom_ops_compile_ok = j["custom_ops_compile_ok"].get<bool>();
     if (j.contains("available_providers") && j["available_providers"].is_array())

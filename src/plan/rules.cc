@@ -6,6 +6,7 @@ namespace quarkplan {
 // refusals first, then decisions, then the checks that read the decisions.
 const std::vector<Rule>& rule_registry() {
   static const std::vector<Rule> rules = {
+      {"onnx.quark_release", "onnx", "The plan is for one Quark release: --quark-version, the installed amd-quark, or the newest", quark_release},
       {"onnx.analysis.complete", "onnx", "A partial analysis makes the plan a draft with the missing facts as questions", onnx_rules::analysis_complete},
       {"onnx.refuse.already_quantized", "onnx", "A model that already holds QDQ or Quark custom ops gets no plan (exit 4)", onnx_rules::refuse_already_quantized},
       {"onnx.target.resolve", "onnx", "Deployment target from --target, the session or the analysis; else an open question", onnx_rules::resolve_target},
@@ -55,6 +56,7 @@ const std::vector<Rule>& rule_registry() {
 
       {"onnx.estimates.weights", "onnx", "Weight size per preset: the weights the preset's op types quantize at its bits, the rest as stored", onnx_rules::estimates},
 
+      {"torch.quark_release", "torch", "The plan is for one Quark release: --quark-version, the installed amd-quark, or the newest", quark_release},
       {"torch.analysis.complete", "torch", "Missing analysis facts become open questions of a draft", torch_rules::analysis_complete},
       {"torch.refuse.pre_quantized", "torch", "A checkpoint quantized in a form Quark cannot dequantize on load gets no plan (exit 4)", torch_rules::refuse_pre_quantized},
       {"torch.pre_quantized.dequantized", "torch", "FP8/MXFP4/compressed-tensors sources are planned with a high risk and their dequantized (BF16) memory", torch_rules::pre_quantized_dequantized},

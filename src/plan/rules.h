@@ -35,6 +35,9 @@ const char* documented_purpose(const std::string& id);
 
 // Defined in onnx/*_rules.cc and torch/*_rules.cc (one file per rule family),
 // listed by rule_registry().
+// The Quark release the plan is for, with where it came from, in both flows (release_rules.cc).
+void quark_release(PlanState&);
+
 namespace onnx_rules {
 void analysis_complete(PlanState&);
 void refuse_already_quantized(PlanState&);

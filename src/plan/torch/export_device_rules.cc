@@ -152,6 +152,11 @@ void device_strategy(PlanState& s) {
     s.error("device_strategy must be one of single, multi_gpu, multi_device, file2file, per_block, cpu (got '" + want + "')");
     return;
   }
+  // per_block is driven by the activation calibration pass: Quark 0.13 refuses a config with nothing
+  // to calibrate (weight-only, or dynamic activations without a per-tensor scale: api.py quantize_model).
+  std::string pb_blocker;
+  if (sc && (*sc)["activation_static"] != true)
+    pb_blocker = (*sc)["name"].get<std::string>() + (((*sc)["weight_only"] == true) ? " is weight-only" : " has dynamic activations without a per-tensor scale");
   if (want == "per_block" && !per_block.is_object()) {
     s.error("device_strategy per_block is Quark 0.13's --quant_flow per_block; this plan is for Quark " + s.cat.release() +
             ", which has no such flow (plan with --quark-version 0.13)");
@@ -166,6 +171,11 @@ void device_strategy(PlanState& s) {
                  s.cat.file2file_flag_text() + " writes weights and scales shard by shard, without calibration, only as hf_format, on cuda: it cannot do " +
                      f2f_blocker + ".",
                  hw == "cpu" ? "cpu" : gpus_needed <= 1 ? "single" : "multi_gpu", true);
+    if (want == "per_block" && !pb_blocker.empty())
+      s.conflict("torch.device.strategy", "device_strategy",
+                 "--quant_flow per_block calibrates block by block, and Quark refuses it for a configuration with no activation scales to calibrate: " +
+                     pb_blocker + " (quark/torch/quantization/api.py, amd-quark 0.13).",
+                 f2f_eligible ? "file2file" : gpus_needed <= 1 ? "single" : "multi_gpu", true);
     if (hw == "cpu" && want == "per_block")
       s.conflict("torch.device.strategy", "device_strategy",
                  "--quant_flow per_block streams decoder blocks from CPU memory through a GPU: on a CPU there is nothing to stream to.", "cpu", true);
@@ -209,7 +219,8 @@ void device_strategy(PlanState& s) {
            (*sc)["name"].get<std::string>() + " without " + dropped + " rounds every weight to nearest: " + std::to_string(s.accelerator_count) + " x " + hw +
                " cannot hold the model for " + dropped + ".",
            "With " + std::to_string(gpus_needed) + " or more accelerators (--gpus), --algorithm " + dropped + " and device_strategy=multi_gpu.");
-  } else if (!f2f_eligible && algorithms_of(s).empty() && s.accelerator_count > 0 && s.accelerator_count < gpus_needed && per_block.is_object()) {
+  } else if (!f2f_eligible && algorithms_of(s).empty() && s.accelerator_count > 0 && s.accelerator_count < gpus_needed && per_block.is_object() &&
+             pb_blocker.empty()) {
     // Static scales need calibration: Quark 0.13 calibrates block by block from CPU memory.
     strategy = "per_block";
     why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + available(s.accelerator_count) + ", and file-to-file cannot do " + f2f_blocker +
