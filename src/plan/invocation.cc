@@ -43,7 +43,7 @@ std::string replace_output_dir(const std::string& s, const std::string& dir, con
 // The next step with Quark's own mixed-precision search (quark-quant-perf, 0.13): for a
 // mixed-precision goal on the GPUs it knows, with candidates and calibration matching
 // the plan. Null when the plan's release, goal or GPU has none.
-Json follow_up(const Json& plan, const Catalog& cat, const std::string& model, const std::vector<std::string>& quark_args) {
+Json follow_up(const Json& plan, const Catalog& cat, const std::string& model) {
   const Json tools = cat.torch().value("follow_up_tools", Json::object());
   if (!tools.contains("quark_quant_perf")) return nullptr;
   const Json& t = tools["quark_quant_perf"];
@@ -72,10 +72,12 @@ Json follow_up(const Json& plan, const Catalog& cat, const std::string& model, c
     for (const auto& m : weighed) a.push_back(m);
   }
   if (plan.value("kv_cache_scheme", Json(nullptr)) == "fp8") a.insert(a.end(), {"--kv-cache-precision-candidates", "native", "fp8"});
-  // The plan's exclusions when it prints them (else the template's apply in both tools).
-  if (auto it = std::find(quark_args.begin(), quark_args.end(), "--exclude_layers"); it != quark_args.end()) {
+  // The plan's exclusions, template defaults included: the search applies its own defaults
+  // otherwise (quark/experimental/torch/mix_precision), not the template's or AMD's recipe's.
+  if (const Json ex = plan.value("exclude_layers", Json::array()); ex.is_array() && !ex.empty()) {
     a.push_back("--exclude-layers");
-    for (++it; it != quark_args.end() && it->rfind("--", 0) != 0; ++it) a.push_back(*it);
+    for (const auto& p : ex)
+      if (p.is_string()) a.push_back(p);
   }
   const Json cal = plan.value("calibration", Json::object());
   const Json& d = t["defaults"];
@@ -186,7 +188,7 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
       }
     inv.fields["post_quark_steps"] = steps;
   }
-  inv.follow_up = follow_up(plan, cat, model, a);
+  inv.follow_up = follow_up(plan, cat, model);
   return inv;
 }
 

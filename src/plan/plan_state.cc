@@ -64,4 +64,11 @@ const std::vector<char>& PlanState::excluded() {
   return excluded_cache;
 }
 
+std::string PlanState::other_release_where(const std::function<bool(const Catalog&)>& has) const {
+  std::vector<std::string> rels = Catalog::release_versions(req.catalog_dir);
+  for (auto it = rels.rbegin(); it != rels.rend(); ++it)
+    if (*it != cat.release() && has(Catalog::load(req.catalog_dir, *it))) return *it;
+  return "";
+}
+
 }  // namespace quarkplan

@@ -1,5 +1,6 @@
 // The working state the rules read and write while a plan is decided.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct PlanState {
   // How the plan's release matches exclude patterns (layer_quant_config
   // patterns are verbatim in every release).
   PatternMatch exclude_match() const { return cat.exclude_covers_children() ? PatternMatch::kWithChildren : PatternMatch::kVerbatim; }
+  // Another Quark release the catalog describes where `has` holds, the newest first ("" when none):
+  // what a message names when something is another release's (a scheme, a template).
+  std::string other_release_where(const std::function<bool(const Catalog&)>& has) const;
   const PlanRequest& req;
   Json plan = Json::object();
   Json reasons = Json::object();      // decision -> "text [rule]"

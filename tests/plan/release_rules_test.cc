@@ -51,6 +51,28 @@ std::vector<Scenario> release_scenarios() {
          });
          EXPECT_EQ(risk_of(same, "torch.quark_release"), nullptr);
          EXPECT_EQ(same.plan["quark_release"], "0.12.post1");
+         // What is another release's is named with that release.
+         auto mx9 = plan(hf_analysis("llama-3.1-8b", "0.12.post1"), [](PlanRequest& r) {
+           r.hardware = "mi355x";
+           r.quark_release = "0.12.post1";
+           r.choices["global_scheme"] = "mx9";
+         });
+         ASSERT_FALSE(mx9.errors.empty());
+         EXPECT_NE(mx9.errors[0].find("is Quark 0.13's"), std::string::npos) << mx9.errors[0];
+         auto ar = plan(hf_analysis("llama-3.1-8b", "0.12.post1"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.quark_release = "0.12.post1";
+           r.choices["global_scheme"] = "int4_wo_128";
+           r.choices["algorithm"] = "autoround";
+         });
+         ASSERT_FALSE(ar.errors.empty());
+         EXPECT_NE(ar.errors[0].find("--quark-version 0.13"), std::string::npos) << ar.errors[0];
+         auto g4 = plan(hf_analysis("gemma-4-26b-a4b", "0.12.post1"), [](PlanRequest& r) { r.hardware = "mi355x"; r.quark_release = "0.12.post1"; });
+         EXPECT_NE(g4.plan["open_questions"].dump().find("Quark 0.13 has one: plan with --quark-version 0.13"), std::string::npos) << g4.plan["open_questions"];
+         // The mixed goal's attention override on a model whose template keeps attention in BF16 is left out.
+         auto mixed = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; r.goal = "mixed"; });
+         EXPECT_TRUE(mixed.plan["layer_quant_config"].empty()) << mixed.plan["layer_quant_config"];
+         EXPECT_NE(mixed.plan["reasons"]["layer_quant_config"].get<std::string>().find("left out '*self_attn*'"), std::string::npos);
        }},
       {"onnx.quark_release", [] {
          Json a = cnn_analysis();

@@ -33,8 +33,12 @@ void choose_algorithm(PlanState& s) {
     std::vector<std::string> known;
     for (const auto& a : s.cat.torch()["algorithms"]) known.push_back(a["name"]);
     for (const auto& a : algos)
-      if (!s.cat.torch_algorithm(a))
-        s.error("unknown algorithm '" + a + "'" + did_you_mean(a, known) + " (Quark's --quant_algo takes " + join(known) + ")");
+      if (!s.cat.torch_algorithm(a)) {
+        if (std::string rel = s.other_release_where([&](const Catalog& c) { return c.torch_algorithm(a) != nullptr; }); !rel.empty())
+          s.error("algorithm '" + a + "' is Quark " + rel + "'s, not Quark " + s.cat.release() + "'s, which this plan is for: plan with --quark-version " + rel);
+        else
+          s.error("unknown algorithm '" + a + "'" + did_you_mean(a, known) + " (Quark " + s.cat.release() + "'s --quant_algo takes " + join(known) + ")");
+      }
     s.reason("algorithm", "torch.algorithm.choose", algos.empty() ? "Your choice: none" : "Your choice");
   } else if (const Json* d = s.choice("device_strategy"); d && *d == "file2file") {
     s.reason("algorithm", "torch.algorithm.choose", "None: file-to-file quantization (your device_strategy) applies no algorithm");

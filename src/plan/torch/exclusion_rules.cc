@@ -193,6 +193,7 @@ void layer_quant_config(PlanState& s) {
     }
   if (user) who = "Your overrides";
   Json checked = Json::object();
+  std::vector<std::string> dropped_by_exclusion;
   std::string global = s.plan["global_scheme"].is_string() ? s.plan["global_scheme"].get<std::string>() : "";
   for (auto& [pattern, sch] : cfg.items()) {
     if (!sch.is_string() || !s.cat.torch_scheme(sch)) {
@@ -206,15 +207,33 @@ void layer_quant_config(PlanState& s) {
              "Remove it, or give the pattern another scheme.");
       continue;
     }
-    for (const auto& e : s.plan["exclude_layers"])
-      if (e == pattern)
-        s.risk("torch.layer_quant_config.patterns", "medium", "Pattern '" + pattern + "' is both excluded and given scheme " + sch.get<std::string>() + ": exclusion wins.",
-               "Remove it from one of the two lists.");
+    // Exclusion wins in Quark: compared by the modules both match, not by the patterns' text.
+    size_t matched = 0, excluded = 0;
+    {
+      QuarkPattern qp(pattern, PatternMatch::kVerbatim);
+      const auto& mods = s.modules();
+      const auto& mask = s.excluded();
+      for (size_t i = 0; i < mods.size(); ++i)
+        if (qp.matches(mods[i])) ++matched, excluded += mask[i] ? 1 : 0;
+    }
+    if (matched > 0 && excluded == matched && !user) {
+      // The goal's own override on layers the exclusions keep in full precision: nothing to do.
+      dropped_by_exclusion.push_back("'" + pattern + "'");
+      continue;
+    }
+    if (excluded > 0)
+      s.risk("torch.layer_quant_config.patterns", excluded == matched ? "medium" : "low",
+             "Pattern '" + pattern + "' gives scheme " + sch.get<std::string>() + " to " + std::to_string(matched) + " modules, " + std::to_string(excluded) +
+                 " of which the exclusions keep in full precision: exclusion wins.",
+             "Remove the pattern or the exclusions that cover it.");
     checked[pattern] = sch;
   }
   s.plan["layer_quant_config"] = checked;
+  const std::string not_needed = dropped_by_exclusion.empty() ? ""
+                                 : "; the " + s.goal + " goal's mixed precision left out " + join(dropped_by_exclusion) +
+                                       ": the exclusions already keep every module it matches in full precision";
   if (checked.empty())
-    s.reason("layer_quant_config", "torch.layer_quant_config.patterns", "{}: every quantized layer uses the global scheme");
+    s.reason("layer_quant_config", "torch.layer_quant_config.patterns", "{}: every quantized layer uses the global scheme" + not_needed);
   else {
     size_t n = 0;
     for (auto& [p, x] : checked.items()) {
@@ -222,7 +241,7 @@ void layer_quant_config(PlanState& s) {
       for (const auto& m : s.modules()) n += qp.matches(m) ? 1 : 0;
     }
     s.reason("layer_quant_config", "torch.layer_quant_config.patterns",
-             who + "; each pattern checked against the model's module names (" + std::to_string(n) + " modules matched); one --layer_quant_scheme each");
+             who + "; each pattern checked against the model's module names (" + std::to_string(n) + " modules matched); one --layer_quant_scheme each" + not_needed);
   }
 }
 

@@ -233,8 +233,12 @@ void choose_scheme(PlanState& s) {
       if (legacy.contains(name))
         s.error("'" + name + "' is the scheme's name before Quark 0.11 (older AMD model cards use it); today's quantize_quark.py calls it " +
                 legacy[name].get<std::string>());
+      else if (std::string rel = s.other_release_where([&](const Catalog& c) { return c.torch_scheme(name) != nullptr; }); !rel.empty())
+        s.error("scheme '" + name + "' is Quark " + rel + "'s, not Quark " + s.cat.release() + "'s, which this plan is for: plan with --quark-version " + rel +
+                " (quarkplan catalog torch --quark-version " + rel + " lists its schemes)");
       else
-        s.error("unknown scheme '" + name + "'" + did_you_mean(name, scheme_names(s)) + "; list them with `quarkplan catalog torch`");
+        s.error("unknown scheme '" + name + "'" + did_you_mean(name, scheme_names(s)) + "; list them with `quarkplan catalog torch --quark-version " +
+                s.cat.release() + "`");
       return;
     }
     s.reason("global_scheme", "torch.scheme.choose", "Your choice: " + describe(s, name));

@@ -52,7 +52,14 @@ void pre_quantized_dequantized(PlanState& s) {
 
 void template_required(PlanState& s) {
   if (model(s)["template_supported"].get<bool>()) return;
-  s.question("Model type '" + model_type(s) + "' has no Quark template: register one with LLMTemplate.register_template() "
+  const std::string mt = model_type(s);
+  if (std::string rel = s.other_release_where([&](const Catalog& c) { return c.torch_template(mt) != nullptr; }); !rel.empty()) {
+    s.question("Model type '" + mt + "' has no template in Quark " + s.cat.release() + ", which this plan is for; Quark " + rel +
+               " has one: plan with --quark-version " + rel + " (with amd-quark " + rel + " installed), or register a template with "
+               "LLMTemplate.register_template() (kv_layers_name, q_layer_name, exclude_layers_name) and confirm its name.");
+    return;
+  }
+  s.question("Model type '" + mt + "' has no Quark template: register one with LLMTemplate.register_template() "
              "(kv_layers_name, q_layer_name, exclude_layers_name) and confirm its name, or pick a supported model.");
 }
 
