@@ -98,7 +98,11 @@ void algorithm_model_support(PlanState& s) {
       bool user = s.choice("algorithm") != nullptr;
       std::string msg = "Quark has no built-in " + a + " configuration for model type '" + model_type(s) +
                         "': quantize_quark.py stops with an error unless --quant_algo_config_file gives one (quarkplan does not write that file).";
-      std::string alt = builtin.empty() ? "no algorithm" : join(string_list(builtin));
+      // Alternatives are the built-in algorithms quarkplan can plan (twobitscalar fits no scheme).
+      std::vector<std::string> plannable;
+      for (const auto& b : string_list(builtin))
+        if (const Json* bj = s.cat.torch_algorithm(b); bj && !(*bj)["compatible_families"].empty()) plannable.push_back(b);
+      std::string alt = plannable.empty() ? "no algorithm" : join(plannable);
       if (user) s.conflict("torch.algorithm.model_support", "algorithm", msg, alt, true);
       else {
         // A default the model cannot take is dropped, with the reason.
@@ -107,7 +111,7 @@ void algorithm_model_support(PlanState& s) {
         s.plan["algorithm"] = algos.empty() ? Json(nullptr) : Json(join(algos, ","));
         s.reason("algorithm", "torch.algorithm.model_support",
                  "The default " + a + " has no built-in Quark config for " + model_type(s) + ": none" +
-                     (builtin.empty() ? "" : " (built in for this model type: " + alt + ")") +
+                     (plannable.empty() ? "" : " (built in for this model type: " + alt + ")") +
                      "; supply one with --quant_algo_config_file " + a + " FILE to use it");
       }
     }
@@ -130,6 +134,12 @@ void algorithm_compat_for(PlanState& s, bool smoothers, const char* rule) {
     if (!aj) continue;
     const Json& fams = (*aj)["compatible_families"];
     if (std::count(fams.begin(), fams.end(), fam)) continue;
+    if (fams.empty()) {  // an algorithm with a bit width of its own (twobitscalar): no scheme describes its result
+      s.conflict(rule, "algorithm",
+                 a + ": " + (*aj)["description"].get<std::string>() + "; the plan's " + name + " would not be what Quark writes.",
+                 "gptq or awq with int4_wo_128 (a weight-only scheme quarkplan plans)", true);
+      continue;
+    }
     std::string suggestion = smoothers ? "fp8 or int8 with " + a + ", or " + name + " without " + a
                                        : "int4_wo_128 or uint4_wo_128 with " + a + ", or " + name + " without " + a;
     s.risk(rule, "medium", "Unusual combination: " + a + " with " + name + " (" + (*aj)["description"].get<std::string>() + "; designed for " +
@@ -144,7 +154,7 @@ void smoothquant_needs_activations(PlanState& s) { algorithm_compat_for(s, true,
 
 void int4_needs_optimizer(PlanState& s) {
   const Json* sc = scheme(s);
-  if (!is_int4_weight_only(sc) || has_algorithm(s, {"awq", "gptq", "gptaq", "qronos"})) return;
+  if (!is_int4_weight_only(sc) || has_algorithm(s, {"awq", "gptq", "gptaq", "qronos", "autoround"})) return;
   const Json* t = tmpl(s);
   std::vector<std::string> builtin = t ? string_list((*t)["builtin_algorithms"]) : std::vector<std::string>{};
   std::string pick = std::count(builtin.begin(), builtin.end(), "awq") ? "awq" : std::count(builtin.begin(), builtin.end(), "gptq") ? "gptq" : "";

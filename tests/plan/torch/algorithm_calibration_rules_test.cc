@@ -49,6 +49,14 @@ std::vector<Scenario> torch_algorithm_calibration_scenarios() {
          auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "fp8"; r.choices["algorithm"] = "awq"; });
          EXPECT_TRUE(cites(o, "torch.algorithm.awq_needs_int4"));
          EXPECT_EQ(o.status, PlanStatus::kConfirmed);  // unusual, explained, kept
+         // Quark 0.13's twobitscalar writes 2-bit weights no scheme describes: a conflict --insist cannot keep,
+         // and never an alternative (qwen3's only built-in algorithm is twobitscalar: "no algorithm").
+         auto two = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.insist = true; r.choices["algorithm"] = "twobitscalar"; });
+         ASSERT_EQ(two.status, PlanStatus::kConflict);
+         EXPECT_EQ(two.conflicts[0].alternative.find("twobitscalar"), std::string::npos);
+         auto q3 = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_128"; r.choices["algorithm"] = "gptq"; });
+         ASSERT_FALSE(q3.conflicts.empty());
+         EXPECT_EQ(q3.conflicts[0].alternative, "no algorithm");
        }},
       {"torch.algorithm.smoothquant_needs_activations", [] {
          auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "int4_wo_128"; r.choices["algorithm"] = "smoothquant"; });
