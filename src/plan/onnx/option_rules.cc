@@ -390,6 +390,18 @@ void extra_options(PlanState& s) {
   }
   for (const auto& [k, v] : s.req.choices)
     if (k.rfind("onnx_specific.extra_options.", 0) == 0) set(k.substr(28), v);
+  // An option that rewrites others (0.13's QuantizationPreference): the user's own value of one it rewrites does not hold.
+  const Json rewriting = ru.value("allowed_values", Json::object());  // kept: items() refers to it
+  for (auto& [key, rule] : rewriting.items()) {
+    if (!extra.contains(key) || !rule.contains("rewrites") || !extra[key].is_string() || !rule["rewrites"].contains(extra[key].get<std::string>())) continue;
+    std::vector<std::string> overridden;
+    for (const auto& k : rule["rewrites"][extra[key].get<std::string>()])
+      if (extra.contains(k.get<std::string>())) overridden.push_back(k);
+    if (!overridden.empty())
+      s.risk("onnx.extra_options.check", "medium",
+             key + "=" + extra[key].get<std::string>() + " rewrites " + join(overridden) + " on top of your values: " + rule["why"].get<std::string>() + ".",
+             "Drop " + key + " to keep your values, or drop " + join(overridden) + " and let it choose.");
+  }
   s.reason("onnx_specific.extra_options", "onnx.extra_options.check",
            extra.empty() ? "None needed: the preset's own options apply" : "Only what this model needs; each key explained below");
 }

@@ -126,6 +126,13 @@ std::vector<Scenario> onnx_option_scenarios() {
          // Options per Quark release: 0.13 added QuantizationPreference (three values) and dropped CalibOptimizeDisk.
          auto pref = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.QuantizationPreference"] = "speed"; });
          EXPECT_EQ(pref.plan["onnx_specific"]["extra_options"]["QuantizationPreference"], "speed");
+         // It rewrites options on top of the user's: a value it overrides is a risk.
+         auto pref_mem = plan(cnn_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.extra_options.QuantizationPreference"] = "speed";
+           r.choices["onnx_specific.extra_options.CalibOptimizeMem"] = true;
+         });
+         EXPECT_NE(pref_mem.plan["risks"].dump().find("QuantizationPreference=speed rewrites CalibOptimizeMem"), std::string::npos) << pref_mem.plan["risks"];
          auto pref_bad = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.choices["onnx_specific.extra_options.QuantizationPreference"] = "fast"; });
          ASSERT_EQ(pref_bad.status, PlanStatus::kInvalid);
          EXPECT_NE(pref_bad.errors[0].find("resource_efficiency"), std::string::npos) << pref_bad.errors[0];
