@@ -116,10 +116,14 @@ std::vector<std::string> release_differences(const Json& before, const Json& aft
       if (!added.empty()) out.push_back(key + " added: " + join(added));
       if (!removed.empty()) out.push_back(key + " removed: " + join(removed));
       if (!changed.empty()) out.push_back(key + " changed: " + join(changed));
-    } else if (!old || *old != value) {
+    } else if (!old) {
+      out.push_back(key + " added");
+    } else if (*old != value) {
       out.push_back(key + " changed");
     }
   }
+  for (auto& [key, value] : before.items())
+    if (!stamps.count(key) && !after.contains(key)) out.push_back(key + " removed");
   return out;
 }
 

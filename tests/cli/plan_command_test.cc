@@ -225,6 +225,26 @@ TEST(CatalogCommand, ListsBothFlowsAndJson) {
   EXPECT_EQ(run_quarkplan({"catalog", "tensorflow"}).exit_code, 2);
 }
 
+// The releases, the one shown, and what it changed from the one before, computed from the catalogs.
+TEST(CatalogCommand, ShowsTheReleasesAndWhatChanged) {
+  RunResult now = run_quarkplan({"catalog", "torch"});
+  ASSERT_EQ(now.exit_code, 0);
+  EXPECT_NE(now.out.find("0.13        2026-09-23  (shown below)"), std::string::npos) << now.out.substr(0, 400);
+  EXPECT_NE(now.out.find("What Quark 0.13 changed from 0.12.post1:"), std::string::npos);
+  EXPECT_NE(now.out.find("torch: schemes added: mx9"), std::string::npos);
+  EXPECT_NE(now.out.find("torch: algorithms added: autoround, twobitscalar"), std::string::npos);
+  EXPECT_NE(now.out.find("templates added: gemma4,"), std::string::npos);
+  RunResult old = run_quarkplan({"catalog", "torch", "--quark-version", "0.12"});
+  ASSERT_EQ(old.exit_code, 0);
+  EXPECT_NE(old.out.find("0.12.post1  2026-07-03  (shown below)"), std::string::npos);
+  EXPECT_EQ(old.out.find("What Quark"), std::string::npos);  // the oldest: nothing before it
+  EXPECT_EQ(old.out.find("mx9 "), std::string::npos);
+  Json j = Json::parse(run_quarkplan({"catalog", "torch", "--json", "--quark-version", "0.12.post1"}).out);
+  EXPECT_EQ(j["quark_release"], "0.12.post1");
+  EXPECT_EQ(j["releases"].size(), 2u);
+  EXPECT_EQ(run_quarkplan({"catalog", "--quark-version", "0.11"}).exit_code, 2);
+}
+
 // A plan made with --gpus records it, so explain/validate re-run the rules on
 // the same accelerator count (issue 13: fit with counts).
 TEST(PlanCommand, GpusAreRecordedAndExplainAgrees) {
