@@ -161,7 +161,7 @@ const Catalog& Catalog::load(const std::string& dir, const std::string& release)
     // A user's catalog is checked whole, now: its errors name the file before
     // any work starts. The embedded one was checked when it was built.
     if (!dir.empty())
-      for (Part* p : {&c->onnx_, &c->torch_, &c->hardware_, &c->architectures_}) c->get(*p);
+      for (Part* p : {&c->onnx_, &c->torch_, &c->hardware_, &c->architectures_, &c->runtimes_}) c->get(*p);
     slot = std::move(c);
   }
   asked[{dir, release}] = slot.get();
@@ -353,6 +353,27 @@ const Json* Catalog::accelerator(const std::string& name) const {
         if (upper(al.get<std::string>()) == u) return &a;
   }
   return nullptr;
+}
+
+const Json* Catalog::runtime(const std::string& name) const {
+  std::string u = upper(name);
+  for (const auto& r : runtimes()["runtimes"]) {
+    if (upper(r["name"].get<std::string>()) == u) return &r;
+    for (const auto& al : r.value("aliases", Json::array()))
+      if (upper(al.get<std::string>()) == u) return &r;
+  }
+  return nullptr;
+}
+
+std::string Catalog::runtime_platform(const Json& acc) const {
+  for (const auto& p : runtimes()["platforms"]) {
+    bool match = true;
+    if (p.contains("arch")) match = acc.contains("arch") && std::count(p["arch"].begin(), p["arch"].end(), acc["arch"]) > 0;
+    if (match && p.contains("vendor")) match = acc.value("vendor", "") == p["vendor"];
+    if (match && p.contains("env_accelerator")) match = acc.value("env_accelerator", "") == p["env_accelerator"];
+    if (match) return p["name"];
+  }
+  return "";
 }
 
 std::vector<std::string> Catalog::file2file_flag() const {

@@ -40,6 +40,8 @@ class Catalog {
   const Json& hardware() const { return get(hardware_); }
   // Model structures per architecture family (catalog/architectures.json).
   const Json& architectures() const { return get(architectures_); }
+  // The runtimes that serve Quark's output and what each loader accepts (catalog/runtimes.json).
+  const Json& runtimes() const { return get(runtimes_); }
 
   // ONNX helpers.
   const Json* onnx_preset(const std::string& name) const;  // exact name, or nullptr
@@ -72,6 +74,10 @@ class Catalog {
   const Json* torch_template(const std::string& model_type) const;
   const Json* torch_algorithm(const std::string& name) const;
   const Json* accelerator(const std::string& name) const;
+  // A serving runtime by name or alias (case ignored), or nullptr.
+  const Json* runtime(const std::string& name) const;
+  // The runtimes catalog's platform of an accelerator entry (rocm-gfx950, cuda-sm89, cpu, ...), "" when none fits.
+  std::string runtime_platform(const Json& accelerator) const;
   // The quantize_quark.py words that select the file-to-file flow in this
   // release (0.12: --file2file_quantization; 0.13: --quant_flow file2file).
   std::vector<std::string> file2file_flag() const;
@@ -94,7 +100,7 @@ class Catalog {
   const Json& get(Part& p) const;
   std::string dir_, release_;
   mutable Part releases_{"releases.json"};
-  mutable Part onnx_{"onnx.json"}, torch_{"torch.json"}, hardware_{"hardware.json"}, architectures_{"architectures.json"};
+  mutable Part onnx_{"onnx.json"}, torch_{"torch.json"}, hardware_{"hardware.json"}, architectures_{"architectures.json"}, runtimes_{"runtimes.json"};
 };
 
 // Validates `doc` against the embedded schema `schema_path` (e.g.

@@ -23,7 +23,7 @@ int run_intake_command(const IntakeArgs& args);
 
 struct PlanArgs {
   IntakeRequest intake;  // MODEL, --target, --session, --env, --install-result, --catalog, ...
-  std::string analysis, output = "quant_plan.json", report, hardware, goal, export_format, preset, scheme, algorithm, calib_method,
+  std::string analysis, output = "quant_plan.json", report, hardware, goal, export_format, preset, scheme, serve, algorithm, calib_method,
       kv_cache, calib_dataset, calib_data, eval;
   std::vector<std::string> excludes, layer_schemes, sets;
   // Numbers stay text until checked, so every value (0, -1, 1e9, "abc") gets

@@ -76,7 +76,8 @@ int run_explain_command(const ExplainArgs& a) {
                 {"open_questions", plan["open_questions"]},
                 {"estimates", plan.value("estimates", Json::object())},
                 {"invocation", {{"tool", inv.tool}, {"env", env}, {"args", inv.args}, {"text", inv.text}, {"qconfig", inv.fields}}},
-                {"follow_up", inv.follow_up}};
+                {"follow_up", inv.follow_up},
+                {"serve", inv.serve}};
       std::fputs(dump_json(j).c_str(), stdout);
       return kExitOk;
     }
@@ -104,6 +105,10 @@ int run_explain_command(const ExplainArgs& a) {
     if (inv.follow_up.is_object()) {
       std::fputs(st.bold(ui::paragraph("Then, optionally: " + inv.follow_up["why"].get<std::string>() + ".", width)).c_str(), stdout);
       std::fputs(ui::fit_command(inv.follow_up["text"].get<std::string>(), width).c_str(), stdout);
+    }
+    if (inv.serve.is_object()) {
+      std::fputs(st.bold(ui::paragraph("Serve the result with " + inv.serve["label"].get<std::string>() + ":", width)).c_str(), stdout);
+      std::fputs(ui::fit_command(inv.serve["text"].get<std::string>(), width).c_str(), stdout);
     }
     return kExitOk;
   });

@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   cp->add_option("--export", plan.export_format, "torch export format: hf|gguf|onnx");
   cp->add_option("--preset", plan.preset, "ONNX preset (quarkplan catalog onnx)");
   cp->add_option("--scheme", plan.scheme, "Torch scheme (quarkplan catalog torch)");
+  cp->add_option("--serve", plan.serve, "Torch: the runtime that serves the result: vllm|sglang|llama.cpp|ort-genai|transformers (default from the hardware and export)");
   cp->add_option("--algorithm", plan.algorithm, "algorithm(s), comma-separated");
   cp->add_option("--calib-method", plan.calib_method, "ONNX calibration method");
   cp->add_option("--kv-cache", plan.kv_cache, "fp8|none");

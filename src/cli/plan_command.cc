@@ -52,7 +52,7 @@ int64_t whole_number(const std::string& flag, const std::string& text) {
 void require_values(const PlanArgs& a) {
   const std::pair<const char*, const std::string*> single[] = {
       {"--analysis", &a.analysis}, {"--target", &a.intake.target}, {"--hardware", &a.hardware}, {"--goal", &a.goal},
-      {"--export", &a.export_format}, {"--preset", &a.preset}, {"--scheme", &a.scheme}, {"--algorithm", &a.algorithm},
+      {"--export", &a.export_format}, {"--preset", &a.preset}, {"--scheme", &a.scheme}, {"--serve", &a.serve}, {"--algorithm", &a.algorithm},
       {"--calib-method", &a.calib_method}, {"--kv-cache", &a.kv_cache}, {"--calib-dataset", &a.calib_dataset},
       {"--calib-data", &a.calib_data}, {"--eval", &a.eval}, {"--session", &a.intake.session}, {"--env", &a.intake.env},
       {"--install-result", &a.intake.install_result}, {"--catalog", &a.intake.catalog_dir}, {"--num-calib", &a.num_calib},
@@ -71,7 +71,7 @@ void require_values(const PlanArgs& a) {
 // user believes they changed something.
 void check_flags_apply(const PlanArgs& a, const std::string& flow, const std::string& model) {
   static const std::vector<std::string> onnx_only = {"--preset", "--target", "--calib-method", "--data-size", "--install-result"};
-  static const std::vector<std::string> torch_only = {"--scheme", "--kv-cache", "--gpus", "--export", "--num-calib",
+  static const std::vector<std::string> torch_only = {"--scheme", "--serve", "--kv-cache", "--gpus", "--export", "--num-calib",
                                                       "--seq-len", "--calib-dataset", "--context", "--batch", "--trust-remote-code"};
   std::vector<std::string> wrong;
   for (const auto& f : flow == "onnx" ? torch_only : onnx_only)
@@ -122,6 +122,7 @@ void add_choices(PlanRequest& req, const PlanArgs& a, const std::string& flow) {
   };
   if (!a.preset.empty()) set("preset", a.preset, "--preset");
   if (!a.scheme.empty()) set("global_scheme", a.scheme, "--scheme");
+  if (!a.serve.empty()) set("serve_runtime", a.serve, "--serve");
   if (!a.algorithm.empty()) set(flow == "onnx" ? "algorithms" : "algorithm", a.algorithm, "--algorithm");
   if (!a.calib_method.empty()) set("calibration.method", a.calib_method, "--calib-method");
   if (!a.kv_cache.empty()) {

@@ -91,6 +91,52 @@ Json follow_up(const Json& plan, const Catalog& cat, const std::string& model) {
   return {{"tool", t["command"]}, {"why", t["label"].get<std::string>() + "; it needs " + t["needs"].get<std::string>()}, {"args", a}, {"text", text + "\n"}};
 }
 
+// The command that serves Quark's output with the plan's runtime (plan["serve"], decided by
+// the torch.serve.* rules; the command's shape is catalog/runtimes.json's serve section).
+Json serve_command(const Json& plan, const Catalog& cat, const std::string& output_dir, const std::string& model_type) {
+  const Json serve = plan.value("serve", Json(nullptr));
+  if (!serve.is_object() || !serve.value("runtime", Json(nullptr)).is_string()) return nullptr;
+  const Json* r = cat.runtime(serve["runtime"]);
+  if (!r) return nullptr;
+  const Json& s = (*r)["serve"];
+  const std::string name = (*r)["name"];
+  std::vector<std::pair<std::string, std::string>> env;
+  const Json env_in = serve.value("env", Json::object());
+  for (auto& [k, v] : env_in.items())
+    if (v.is_string()) env.emplace_back(k, v.get<std::string>());
+  std::vector<std::string> args;
+  std::string comment, program = s["command"];
+  const std::string model_file = replace_all_of(replace_all_of(s.value("model_file", std::string("<OUTPUT_DIR>")), "<OUTPUT_DIR>", output_dir), "<MODEL_TYPE>", model_type);
+  if (name == "vllm" || name == "sglang") {
+    if (s.value("model_arg", "") == "positional") args.push_back(model_file);
+    else args.insert(args.end(), {s["model_arg"].get<std::string>(), model_file});
+    auto count = [&](const char* key) { return serve.value(key, Json(nullptr)).is_number_integer() ? serve[key].get<int64_t>() : int64_t{1}; };
+    if (count("tensor_parallel_size") > 1) args.insert(args.end(), {s["tensor_parallel_flag"].get<std::string>(), std::to_string(count("tensor_parallel_size"))});
+    if (count("pipeline_parallel_size") > 1 && s.contains("pipeline_parallel_flag"))
+      args.insert(args.end(), {s["pipeline_parallel_flag"].get<std::string>(), std::to_string(count("pipeline_parallel_size"))});
+    if (serve.value("kv_cache_flag", Json(nullptr)).is_array())
+      for (const auto& w : serve["kv_cache_flag"]) args.push_back(w);
+    if (serve.value("trust_remote_code", false)) args.push_back(s["trust_remote_code_flag"]);
+  } else if (name == "llama.cpp") {
+    args = {s["model_arg"].get<std::string>(), model_file};
+    comment = "# Quark's GGUF exporter writes " + model_file + "\n";
+  } else if (name == "ort-genai") {
+    args = {"import onnxruntime_genai as og; og.Model(\"" + model_file + "\")"};
+    comment = "# ONNX Runtime GenAI loads the folder the steps above wrote (Ryzen AI serves it through Lemonade or the OGA examples)\n";
+  } else {  // transformers
+    args = {"from transformers import AutoModelForCausalLM; AutoModelForCausalLM.from_pretrained(\"" + output_dir + "\", device_map=\"auto\"" +
+            std::string(serve.value("trust_remote_code", false) ? ", trust_remote_code=True" : "") + ")"};
+    comment = "# transformers needs amd-quark installed to load a Quark checkpoint; it runs Quark's modules (dequantized matmuls)\n";
+  }
+  std::string t = comment;
+  for (const auto& [k, v] : env) t += k + "=" + shell_quote(v) + " ";
+  t += program;
+  for (const auto& w : args) t += (w.rfind("-", 0) == 0 ? " \\\n    " : " ") + shell_quote(w);
+  Json env_json = Json::object();
+  for (const auto& [k, v] : env) env_json[k] = v;
+  return {{"runtime", name}, {"label", (*r)["label"]}, {"program", program}, {"env", env_json}, {"args", args}, {"text", t + "\n"}};
+}
+
 }  // namespace
 
 Invocation plan_invocation(const Json& plan, const Json& analysis, const std::string& catalog_dir) {
@@ -189,6 +235,7 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
     inv.fields["post_quark_steps"] = steps;
   }
   inv.follow_up = follow_up(plan, cat, model);
+  inv.serve = serve_command(plan, cat, output_dir, plan["model"].value("model_type", "model"));
   return inv;
 }
 

@@ -20,6 +20,9 @@ struct Invocation {
   // Torch: a next step with Quark's own tools (catalog follow_up_tools), or null:
   // {tool, why, args, text}. Printed after the command, never part of it.
   Json follow_up;
+  // Torch: how to serve the result with the plan's runtime (plan serve, catalog/runtimes.json),
+  // or null: {runtime, label, env, args, text}. Printed after the Quark command.
+  Json serve;
 };
 
 // `analysis` may be null (analysis_ref not found): the template defaults then

@@ -45,6 +45,8 @@ struct PlanState {
   std::string goal;                   // the goal the plan is made for (the user's, or the default)
   std::string recipe_name;             // the recipe's published checkpoint closest to this model
   const Json* recipe = nullptr;       // AMD's published recipe that applies (catalog amd_recipes), if any
+  const Json* runtime = nullptr;      // the serving runtime (catalog/runtimes.json), once resolved
+  std::string platform;               // the runtimes catalog's platform of the accelerator ("" when unknown)
   std::vector<std::string> module_names;  // expanded lazily by modules()
   std::vector<std::pair<uint64_t, uint64_t>> module_shapes;  // (params, in_features), aligned with module_names
   std::vector<std::string> module_roles;  // attention, expert, router, lm_head, mtp, vision, ... ("" unknown), aligned

@@ -63,6 +63,7 @@ const std::vector<Rule>& rule_registry() {
       {"torch.template.required", "torch", "A model type without a Quark template makes a draft asking for a template", torch_rules::template_required},
       {"torch.remote_code", "torch", "Remote code runs only when the user approved it; else a draft with the question", torch_rules::remote_code},
       {"torch.hardware.resolve", "torch", "Accelerator and how many from --hardware/--gpus or env_context.json; else an open question", torch_rules::resolve_hardware},
+      {"torch.serve.runtime", "torch", "The runtime that serves the result: --serve, else from the export and the hardware (vLLM on GPUs, llama.cpp for GGUF, ONNX Runtime GenAI on Ryzen AI)", torch_rules::serve_runtime},
       {"torch.recipe.amd", "torch", "AMD's published recipe for the model family on this hardware and goal, where it runs natively", torch_rules::amd_recipe},
       {"torch.scheme.choose", "torch", "Scheme from the user, GGUF's only scheme, AMD's recipe, else the goal's first scheme the hardware runs natively", torch_rules::choose_scheme},
       {"torch.scheme.hardware_gate", "torch", "A scheme the accelerator only emulates, globally or per layer, is a conflict; weight-only support is stated", torch_rules::scheme_hardware},
@@ -87,6 +88,8 @@ const std::vector<Rule>& rule_registry() {
       {"torch.fit.accelerators", "torch", "Weight size per scheme, KV cache, and how many accelerators calibration and deployment need", torch_rules::fit_accelerators},
       {"torch.device.strategy", "torch", "Single accelerator, multi-GPU, CPU offload, file-to-file or CPU from the fit and the accelerators available", torch_rules::device_strategy},
       {"torch.calibration.data", "torch", "--calib-data none makes a draft unless the plan runs file-to-file (quantize_quark.py loads a dataset in every other mode)", torch_rules::calibration_data},
+      {"torch.serve.loads", "torch", "Every planned layer kind (dense, MoE experts, KV cache) is one the serving runtime's loader takes; else a conflict naming the closest it loads", torch_rules::serve_loads},
+      {"torch.serve.parallel", "torch", "The serve command's tensor/pipeline-parallel size: the fewest accelerators that hold the model, at a size its heads and group-quantized layers divide into", torch_rules::serve_parallel},
   };
   return rules;
 }
@@ -184,7 +187,7 @@ const std::vector<std::string>& torch_decision_keys() {
   static const std::vector<std::string> keys = {
       "global_scheme", "kv_cache_scheme", "exclude_layers", "layer_quant_config", "algorithm", "calibration.dataset",
       "calibration.num_calib_data", "calibration.seq_len", "calibration.batch_size", "evaluation_intent", "export_format", "hardware",
-      "trust_remote_code", "device_strategy"};
+      "trust_remote_code", "device_strategy", "serve_runtime"};
   return keys;
 }
 

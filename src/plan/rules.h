@@ -122,6 +122,9 @@ void calibration_data(PlanState&);
 void evaluation_intent(PlanState&);
 void fit_accelerators(PlanState&);
 void device_strategy(PlanState&);
+void serve_runtime(PlanState&);
+void serve_loads(PlanState&);
+void serve_parallel(PlanState&);
 }  // namespace torch_rules
 
 }  // namespace quarkplan

@@ -67,6 +67,7 @@ std::vector<Scenario> torch_exclusion_scenarios();
 std::vector<Scenario> torch_algorithm_calibration_scenarios();
 std::vector<Scenario> torch_export_device_scenarios();
 std::vector<Scenario> torch_fit_scenarios();
+std::vector<Scenario> torch_serve_scenarios();
 std::vector<Scenario> release_scenarios();
 
 }  // namespace qp_test::rule_scenarios

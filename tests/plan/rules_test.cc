@@ -24,7 +24,7 @@ std::vector<Scenario> scenarios() {
   std::vector<Scenario> all;
   for (auto family : {onnx_target_preset_scenarios, onnx_calibration_scenarios, onnx_algorithm_scenarios, onnx_npu_scenarios, onnx_npu_generation_scenarios, onnx_target_kind_scenarios, onnx_interface_scenarios, onnx_per_channel_scenarios, onnx_layer_preset_scenarios,
                       onnx_option_scenarios, onnx_estimate_scenarios, torch_source_scenarios, torch_hardware_scheme_scenarios, torch_exclusion_scenarios,
-                      torch_algorithm_calibration_scenarios, torch_export_device_scenarios, torch_fit_scenarios, release_scenarios}) {
+                      torch_algorithm_calibration_scenarios, torch_export_device_scenarios, torch_fit_scenarios, torch_serve_scenarios, release_scenarios}) {
     std::vector<Scenario> f = family();
     all.insert(all.end(), f.begin(), f.end());
   }

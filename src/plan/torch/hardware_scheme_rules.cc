@@ -100,9 +100,12 @@ bool smaller_than_source_bits(const PlanState& s, const std::string& scheme, dou
   return source_bits <= 0 || (x && (*x)["bits_per_weight"].get<double>() < source_bits - 0.5);
 }
 
+// The first candidate the accelerator runs natively and the serving runtime loads for every
+// layer kind the model has; else the first one only the runtime's newest code loads.
 std::string first_native(const PlanState& s, const std::vector<std::string>& candidates) {
-  for (const auto& c : candidates)
-    if (support_of(s, c) == "native") return c;
+  for (const char* want : {"loads", "recent"})
+    for (const auto& c : candidates)
+      if (support_of(s, c) == "native" && servable(s, c) == want) return c;
   return "";
 }
 
@@ -209,6 +212,7 @@ void amd_recipe(PlanState& s) {
     if (!std::count(r["hardware"].begin(), r["hardware"].end(), hw)) continue;
     if (!std::count(r["goals"].begin(), r["goals"].end(), s.goal)) continue;
     if (support_of(s, r["scheme"]) != "native") continue;  // a recipe is followed only where it runs natively
+    if (servable(s, r["scheme"]) != "loads") continue;  // and where the runtime serving it loads it
     // nor for models much smaller than the ones AMD released it for (small models lose more at 4 bits)
     if (r.contains("min_params_b") && static_cast<double>(model(s).value("total_params", uint64_t{0})) < r["min_params_b"].get<double>() * 1e9) continue;
     if (!smaller_than_source_bits(s, r["scheme"], source_bits_per_weight(s))) continue;  // nor to re-quantize a source no smaller
@@ -246,8 +250,14 @@ void choose_scheme(PlanState& s) {
   }
   std::string chosen, why;
   Json alternatives = Json::array();
-  auto add_alt = [&](const std::string& sch, const std::string& source, const std::string& note) {
-    if (sch.empty() || sch == chosen || !exportable(s, sch)) return;  // an alternative the export rejects is none
+  // An alternative the export rejects is none, nor one the serving runtime cannot load (except
+  // the planning guide's own choice, shown with why it is not the default).
+  auto add_alt = [&](const std::string& sch, const std::string& source, std::string note, bool guide = false) {
+    if (sch.empty() || sch == chosen || !exportable(s, sch)) return;
+    if (std::string l = servable(s, sch); l == "refused" || l == "emulated") {
+      if (!guide) return;
+      note += std::string(note.empty() ? "" : "; ") + (*s.runtime)["label"].get<std::string>() + (l == "refused" ? " cannot load it" : " only emulates it");
+    }
     for (const auto& a : alternatives)
       if (a["scheme"] == sch) return;
     alternatives.push_back({{"scheme", sch}, {"source", source}, {"note", note}});
@@ -269,7 +279,7 @@ void choose_scheme(PlanState& s) {
     } else {
       note = (*guide)["reason"].get<std::string>();
     }
-    add_alt(g, "Quark's planning guide", note);
+    add_alt(g, "Quark's planning guide", note, true);
   };
 
   if (s.req.export_format == "gguf" && guide && guide->contains("export")) {

@@ -35,6 +35,19 @@ bool is_int4_weight_only(const Json* sc);
 // The export the plan writes: "hf", "gguf" or "onnx" (a catalog exports key).
 std::string export_key(const PlanState& s);
 
+// What a serving runtime's loader does with `scheme` for one layer kind ("dense", "experts",
+// "kv_cache") on a platform (catalog/runtimes.json): loads | recent | emulated | refused, and
+// the catalog entry that says so (nullptr when no entry names the scheme: refused).
+struct RuntimeLoad {
+  std::string level;
+  const Json* entry = nullptr;
+};
+RuntimeLoad runtime_load(const Json& runtime, const std::string& platform, const std::string& kind, const std::string& scheme);
+bool runtime_on_platform(const Json& runtime, const std::string& platform);
+// The plan's runtime's worst level for `scheme` over the layer kinds the model has ("loads" when
+// no runtime is resolved): what a default must keep at "loads" (or "recent" when nothing loads).
+std::string servable(const PlanState& s, const std::string& scheme);
+
 }  // namespace detail
 }  // namespace torch_rules
 }  // namespace quarkplan

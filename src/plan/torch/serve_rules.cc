@@ -1,0 +1,368 @@
+// The runtime that serves the result, as the fourth reference a plan is held
+// to (catalog/runtimes.json): which runtime (torch.serve.runtime), whether its
+// loader takes every planned layer (torch.serve.loads), and how to serve the
+// result with a parallel layout the model allows (torch.serve.parallel).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "common/strings.h"
+#include "intake/module_names.h"
+#include "plan/rules.h"
+#include "plan/torch/rule_helpers.h"
+
+namespace quarkplan {
+namespace torch_rules {
+
+using namespace detail;
+
+namespace detail {
+
+namespace {
+// An entry's platform list names a platform or a prefix of it ("rocm" is every rocm-*).
+bool on_platform(const Json& entry, const std::string& platform) {
+  if (!entry.contains("platforms")) return true;
+  for (const auto& p : entry["platforms"]) {
+    const std::string& n = p.get_ref<const std::string&>();
+    if (platform == n || (platform.size() > n.size() && platform.compare(0, n.size(), n) == 0 && platform[n.size()] == '-')) return true;
+  }
+  return false;
+}
+int level_rank(const std::string& level) {
+  static const std::vector<std::string> order = {"loads", "recent", "emulated", "refused"};
+  return static_cast<int>(std::find(order.begin(), order.end(), level) - order.begin());
+}
+}  // namespace
+
+RuntimeLoad runtime_load(const Json& runtime, const std::string& platform, const std::string& kind, const std::string& scheme) {
+  const Json& entries = runtime["loads"][kind];
+  for (const auto& e : entries) {
+    bool named = false;
+    for (const auto& x : e["schemes"]) named = named || x == scheme || x == "*";
+    if (named && on_platform(e, platform)) return {e["level"].get<std::string>(), &e};
+  }
+  return {"refused", nullptr};
+}
+
+bool runtime_on_platform(const Json& runtime, const std::string& platform) { return platform.empty() || on_platform(runtime, platform); }
+
+std::string servable(const PlanState& s, const std::string& scheme) {
+  if (!s.runtime) return "loads";
+  std::string worst = "loads";
+  auto weigh = [&](const std::string& kind) {
+    std::string l = runtime_load(*s.runtime, s.platform, kind, scheme).level;
+    if (level_rank(l) > level_rank(worst)) worst = l;
+  };
+  weigh("dense");
+  if (model(s).value("is_moe", false)) weigh("experts");
+  return worst;
+}
+
+}  // namespace detail
+
+namespace {
+
+std::string label(const PlanState& s) { return (*s.runtime)["label"]; }
+
+std::string kind_text(const std::string& kind) { return kind == "experts" ? "MoE experts" : kind == "dense" ? "dense Linear layers" : "the KV cache"; }
+
+// The runtimes of the catalog that load `scheme` for every layer kind the model has, on this platform.
+std::vector<std::string> runtimes_loading(const PlanState& s, const std::string& scheme) {
+  std::vector<std::string> out;
+  for (const char* want : {"loads", "recent"})
+    for (const auto& r : s.cat.runtimes()["runtimes"]) {
+      if (&r == s.runtime || !runtime_on_platform(r, s.platform) || !std::count(r["exports"].begin(), r["exports"].end(), export_key(s))) continue;
+      std::string worst = runtime_load(r, s.platform, "dense", scheme).level;
+      if (model(s).value("is_moe", false) && worst == "loads") worst = runtime_load(r, s.platform, "experts", scheme).level;
+      else if (model(s).value("is_moe", false) && runtime_load(r, s.platform, "experts", scheme).level != "loads" && runtime_load(r, s.platform, "experts", scheme).level != "recent") worst = "refused";
+      if (worst == want) out.push_back(r["name"].get<std::string>() + (worst == "recent" ? " (its newest code)" : ""));
+    }
+  return out;
+}
+
+// Whether the user chose `scheme`, globally or for a layer pattern.
+bool user_scheme(const PlanState& s, const std::string& scheme) {
+  if (const Json* c = s.choice("global_scheme"); c && *c == scheme) return true;
+  for (const auto& [k, v] : s.req.choices) {
+    if (k.rfind("layer_quant_config.", 0) == 0 && v == scheme) return true;
+    if (k == "layer_quant_config" && v.is_object())
+      for (auto& [p, x] : v.items())
+        if (x == scheme) return true;
+  }
+  return false;
+}
+
+// The closest scheme the runtime loads for every layer kind and the accelerator runs natively:
+// the goal's order first, then the usual defaults.
+std::string loadable_alternative(const PlanState& s, const std::string& not_this) {
+  std::vector<std::string> order;
+  const Json& prefs = s.cat.torch()["scheme_preferences"];
+  std::string goal = s.goal.empty() ? "balanced" : s.goal, hw = hw_name(s);
+  for (const auto& h : prefs["hardware"])
+    if (std::count(h["hardware"].begin(), h["hardware"].end(), hw) && h["goals"].contains(goal)) order = string_list(h["goals"][goal]);
+  if (order.empty() && prefs["goals"].contains(goal)) order = string_list(prefs["goals"][goal]["schemes"]);
+  for (const char* x : {"fp8", "ptpc_fp8", "mxfp4", "int8", "int4_fp8", "nvfp4", "int4_wo_128", "uint4_wo_128", "uint4_wo_32"}) order.push_back(x);
+  for (const char* want : {"loads", "recent"})
+    for (const auto& c : order)
+      if (c != not_this && (support_of(s, c) == "native" || !s.accelerator) && servable(s, c) == want) return c;
+  return "";
+}
+
+}  // namespace
+
+void serve_runtime(PlanState& s) {
+  s.runtime = nullptr;
+  s.platform = s.accelerator ? s.cat.runtime_platform(*s.accelerator) : "";
+  s.plan["serve_runtime"] = nullptr;
+  const std::string exp = export_key(s);
+  if (const Json* c = s.choice("serve_runtime"); c && !c->is_null()) {
+    std::string name = c->is_string() ? c->get<std::string>() : c->dump();
+    const Json* r = s.cat.runtime(name);
+    if (!r) {
+      std::vector<std::string> names;
+      for (const auto& x : s.cat.runtimes()["runtimes"]) names.push_back(x["name"]);
+      s.error("unknown serving runtime '" + name + "'" + did_you_mean(name, names) + "; runtimes: " + join(names));
+      return;
+    }
+    s.runtime = r;
+    s.plan["serve_runtime"] = (*r)["name"];
+    const std::string where = s.req.choice_flags.count("serve_runtime") ? s.req.choice_flags.at("serve_runtime") : "your choice";
+    if (!std::count((*r)["exports"].begin(), (*r)["exports"].end(), exp)) {
+      std::string fits;
+      for (const auto& x : s.cat.runtimes()["runtimes"])
+        if (std::count(x["exports"].begin(), x["exports"].end(), exp) && runtime_on_platform(x, s.platform)) fits += (fits.empty() ? "" : ", ") + x["name"].get<std::string>();
+      s.conflict("torch.serve.runtime", "serve_runtime",
+                 label(s) + " serves " + join(string_list((*r)["exports"])) + " exports, not the plan's " + exp + " export.",
+                 (fits.empty() ? "" : "--serve " + fits + ", or ") + "--export " + (*r)["exports"][0].get<std::string>(), true);
+      return;
+    }
+    if (!runtime_on_platform(*r, s.platform)) {
+      s.conflict("torch.serve.runtime", "serve_runtime", label(s) + " does not run on " + hw_name(s) + " (it runs on " + join(string_list((*r)["platforms"])) + ").",
+                 "the runtime " + hw_name(s) + " uses (omit " + where + ")", true);
+      return;
+    }
+    s.reason("serve_runtime", "torch.serve.runtime", "Your choice (" + where + "): " + label(s));
+    return;
+  }
+  for (const auto& d : s.cat.runtimes()["defaults"]) {
+    bool match = d.contains("export") ? d["export"] == exp : !s.platform.empty() && runtime_on_platform(d, s.platform);
+    if (!match) continue;
+    if (d["runtime"].is_null()) {
+      s.reason("serve_runtime", "torch.serve.runtime", "None: " + d["why"].get<std::string>());
+      return;
+    }
+    s.runtime = s.cat.runtime(d["runtime"]);
+    if (!s.runtime) continue;
+    s.plan["serve_runtime"] = (*s.runtime)["name"];
+    s.reason("serve_runtime", "torch.serve.runtime", label(s) + ": " + d["why"].get<std::string>() + " (--serve RUNTIME for another)");
+    return;
+  }
+  s.reason("serve_runtime", "torch.serve.runtime", "Decided once the hardware is known (--hardware), or named with --serve RUNTIME");
+}
+
+void serve_loads(PlanState& s) {
+  s.plan.erase("serve");
+  if (!s.runtime || !s.plan["global_scheme"].is_string() || !s.conflicts.empty()) return;
+  const std::string global = s.plan["global_scheme"];
+  // Which scheme each planned layer kind gets: the first layer_quant_config pattern that names
+  // the module (matched verbatim, as Quark matches them), else the global scheme; excluded
+  // modules stay in 16-bit and need nothing from the runtime.
+  std::vector<std::pair<std::string, QuarkPattern>> overrides;
+  const Json lqc = s.plan.value("layer_quant_config", Json::object());
+  for (auto& [p, v] : lqc.items())
+    if (v.is_string()) overrides.emplace_back(v.get<std::string>(), QuarkPattern(p, PatternMatch::kVerbatim));
+  std::map<std::string, std::map<std::string, size_t>> used;  // kind -> scheme -> modules
+  const auto& mods = s.modules();
+  const auto& ex = s.excluded();
+  for (size_t i = 0; i < mods.size(); ++i) {
+    if (i < ex.size() && ex[i]) continue;
+    std::string kind = s.module_roles[i] == "expert" ? "experts" : "dense", sch = global;
+    for (const auto& [x, p] : overrides)
+      if (p.matches(mods[i])) {
+        sch = x;
+        break;
+      }
+    ++used[kind][sch];
+  }
+  if (mods.empty()) {  // no module names: every kind the model has takes the global scheme
+    used["dense"][global] = 1;
+    if (model(s).value("is_moe", false)) used["experts"][global] = 1;
+  }
+  Json env = Json::object();
+  std::vector<std::string> loaded, recent;
+  for (const auto& [kind, schemes] : used)
+    for (const auto& [sch, n] : schemes) {
+      RuntimeLoad l = runtime_load(*s.runtime, s.platform, kind, sch);
+      const std::string src = l.entry ? (*l.entry)["source"].get<std::string>() : "catalog/runtimes.json lists no such scheme for " + kind_text(kind);
+      const std::string decision = sch == global ? "global_scheme" : "layer_quant_config";
+      const std::string what = sch + " for " + std::to_string(n) + " " + kind_text(kind) + (sch == global ? "" : " (a layer_quant_config override)");
+      if (l.entry && l.entry->contains("env"))
+        for (auto& [k, v] : (*l.entry)["env"].items()) env[k] = v;
+      if (l.level == "refused") {
+        std::string alt = loadable_alternative(s, sch), others = join(runtimes_loading(s, sch));
+        std::string err = l.entry ? (*l.entry)["error"].get<std::string>() : "";
+        if (alt.empty() && others.empty()) alt = "none on " + hw_name(s) + ": no runtime quarkplan knows there loads " + kind_text(kind) + " (catalog/runtimes.json)";
+        s.conflict("torch.serve.loads", decision,
+                   label(s) + " cannot load " + what + " on " + (hw_name(s).empty() ? "this platform" : hw_name(s)) + ": " +
+                       (err.empty() ? "its loader names no such scheme" : "its loader raises '" + err + "'") + " (" + src + ").",
+                   (alt.empty() ? std::string("") : alt + " (" + label(s) + " loads it" + (support_of(s, alt) == "native" ? ", native on " + hw_name(s) : "") + ")") +
+                       (others.empty() ? "" : std::string(alt.empty() ? "" : ", or ") + "--serve " + others));
+      } else if (l.level == "emulated" && (support_of(s, sch) == "native" || support_of(s, sch) == "weight_only") &&
+                 ((!s.choice("serve_runtime") && !user_scheme(s, sch)) || (runtimes_loading(s, sch).empty() && loadable_alternative(s, sch).empty()))) {
+        // The default runtime of the platform (transformers on a CPU) with a default scheme, or nothing on this
+        // platform does better: said with where the kernels are, not refused.
+        loaded.push_back(what + " (emulated)");
+        std::vector<std::string> better = runtimes_loading(s, sch);
+        s.risk("torch.serve.loads", "medium",
+               label(s) + " runs " + what + " emulated on " + hw_name(s) + ": " + (l.entry->contains("note") ? (*l.entry)["note"].get<std::string>() : "no kernel") + ".",
+               better.empty() ? "Expect no speed-up over 16-bit from the runtime; the checkpoint is smaller."
+                              : "--serve " + join(better) + " has kernels for it (its loader takes " + sch + " for every layer kind of this model).");
+      } else if (l.level == "emulated" && (support_of(s, sch) == "native" || support_of(s, sch) == "weight_only")) {
+        std::string alt = loadable_alternative(s, sch);
+        s.conflict("torch.serve.loads", decision,
+                   label(s) + " loads " + what + " but runs it emulated on " + hw_name(s) + ": " + (l.entry->contains("note") ? (*l.entry)["note"].get<std::string>() : "no kernel") +
+                       " (" + src + ").",
+                   alt.empty() ? "--serve " + join(runtimes_loading(s, sch)) : alt + " (" + label(s) + " has a kernel for it)");
+      } else if (l.level == "recent") {
+        recent.push_back(what);
+        s.risk("torch.serve.loads", "medium", label(s) + " loads " + what + " only in its newest code: " + (*l.entry)["since"].get<std::string>() + ".",
+               "Serve with a " + label(s) + " that has it" + [&] {
+                 std::string alt = loadable_alternative(s, sch);
+                 return alt.empty() ? std::string(".") : ", or plan " + alt + ", which every " + label(s) + " release loads.";
+               }());
+      } else {
+        loaded.push_back(what + (l.level == "emulated" ? " (emulated)" : ""));
+      }
+    }
+  // The KV cache.
+  if (s.plan["kv_cache_scheme"].is_string()) {
+    RuntimeLoad l = runtime_load(*s.runtime, s.platform, "kv_cache", s.plan["kv_cache_scheme"]);
+    if (l.level == "refused")
+      s.conflict("torch.serve.loads", "kv_cache_scheme", label(s) + " has no FP8 KV cache for a Quark checkpoint (catalog/runtimes.json).", "kv_cache_scheme=null (--kv-cache none)");
+    else if (l.level == "emulated")
+      s.risk("torch.serve.loads", "low", label(s) + ": " + (*l.entry)["note"].get<std::string>() + ".", "Serve with vLLM or SGLang to use the FP8 KV cache.");
+    else
+      loaded.push_back("an FP8 KV cache (" + join(string_list((*l.entry)["flag"]), " ") + ")");
+  }
+  Json serve = {{"runtime", (*s.runtime)["name"]}, {"env", env}};
+  s.plan["serve"] = serve;
+  if (!loaded.empty() || !recent.empty())
+    s.reason("serve_runtime", "torch.serve.loads",
+             s.reasons["serve_runtime"].get<std::string>() + "; it loads " +
+                 join(loaded) + (recent.empty() ? "" : (loaded.empty() ? "" : "; ") + std::string("in its newest code only: ") + join(recent)) +
+                 (env.empty() ? "" : "; with " + [&] {
+                   std::string e;
+                   for (auto& [k, v] : env.items()) e += (e.empty() ? "" : " ") + k + "=" + v.get<std::string>();
+                   return e;
+                 }()));
+}
+
+namespace {
+// Row-parallel layers (their input features are split across tensor-parallel ranks).
+bool row_parallel(const std::string& name) {
+  for (const char* suffix : {".o_proj", ".down_proj", ".w2", ".out_proj", ".dense_4h_to_h", ".fc2", ".c_proj", ".wo"})
+    if (name.size() > std::strlen(suffix) && name.compare(name.size() - std::strlen(suffix), std::strlen(suffix), suffix) == 0) return true;
+  return false;
+}
+int64_t group_of(const PlanState& s, const std::string& scheme) {
+  const Json* sc = s.cat.torch_scheme(scheme);
+  return sc && (*sc)["group_size"].is_number_integer() ? (*sc)["group_size"].get<int64_t>() : 0;
+}
+}  // namespace
+
+void serve_parallel(PlanState& s) {
+  if (!s.runtime || !s.plan.contains("serve")) return;
+  const Json& srv = (*s.runtime)["serve"];
+  int64_t per_node = srv.value("gpus_per_node", int64_t{0});
+  Json& serve = s.plan["serve"];
+  serve["kv_cache_flag"] = nullptr;
+  if (s.plan["kv_cache_scheme"].is_string()) {
+    RuntimeLoad l = runtime_load(*s.runtime, s.platform, "kv_cache", s.plan["kv_cache_scheme"]);
+    if (l.level == "loads" && l.entry->contains("flag")) serve["kv_cache_flag"] = (*l.entry)["flag"];
+  }
+  serve["trust_remote_code"] = model(s).value("trust_remote_code", false) && s.req.trust_remote_code;
+  if (per_node <= 0 || !s.accelerator || s.platform == "cpu" || s.platform == "npu") return;
+  const Json arch = model(s).value("architecture", Json::object());
+  auto count_of = [&](const char* key) -> int64_t {
+    if (!arch.is_object() || !arch.contains(key) || !arch[key].is_number_integer()) return 0;
+    return std::clamp<int64_t>(arch[key].get<int64_t>(), 0, 1 << 20);
+  };
+  int64_t heads = count_of("num_attention_heads"), kv = count_of("num_key_value_heads");
+  if (kv <= 0) kv = heads;
+  const Json fit = s.plan.contains("estimates") && s.plan["estimates"].is_object() ? s.plan["estimates"].value("fit", Json(nullptr)) : Json(nullptr);
+  int64_t need = fit.is_object() ? fit.value("deployment_accelerators", int64_t{1}) : 1;
+  // Group-quantized row-parallel layers: each rank's share of the input features must hold whole groups.
+  const auto& mods = s.modules();
+  const auto& ex = s.excluded();
+  std::map<std::pair<uint64_t, int64_t>, std::vector<std::string>> row_shapes;  // (in_features, group) -> modules
+  std::vector<std::pair<std::string, QuarkPattern>> overrides;
+  const Json lqc = s.plan.value("layer_quant_config", Json::object());
+  for (auto& [p, v] : lqc.items())
+    if (v.is_string()) overrides.emplace_back(v.get<std::string>(), QuarkPattern(p, PatternMatch::kVerbatim));
+  for (size_t i = 0; i < mods.size(); ++i) {
+    if ((i < ex.size() && ex[i]) || !row_parallel(mods[i]) || s.module_shapes[i].second == 0) continue;
+    std::string sch = s.plan["global_scheme"];
+    for (const auto& [x, p] : overrides)
+      if (p.matches(mods[i])) {
+        sch = x;
+        break;
+      }
+    if (int64_t g = group_of(s, sch); g > 0) row_shapes[{s.module_shapes[i].second, g}].push_back(mods[i]);
+  }
+  std::string why_not;
+  auto valid = [&](int64_t tp, bool note) {
+    if (heads > 0 && heads % tp != 0) {
+      if (note) why_not = std::to_string(heads) + " attention heads are not divisible by " + std::to_string(tp);
+      return false;
+    }
+    if (kv > 0 && (kv >= tp ? kv % tp != 0 : tp % kv != 0)) {
+      if (note) why_not = std::to_string(kv) + " KV heads neither divide nor are divisible by " + std::to_string(tp);
+      return false;
+    }
+    for (const auto& [shape, names] : row_shapes) {
+      auto [in, g] = shape;
+      if (in % static_cast<uint64_t>(tp) != 0 || (in / static_cast<uint64_t>(tp)) % static_cast<uint64_t>(g) != 0) {
+        if (note) why_not = std::to_string(names.size()) + " row-parallel layers (" + names.front() + ", " + std::to_string(in) + " input features) split " +
+                            std::to_string(tp) + " ways leave no whole group of " + std::to_string(g);
+        return false;
+      }
+    }
+    return true;
+  };
+  int64_t tp = 0, pp = 1;
+  for (int64_t t = std::max<int64_t>(need, 1); t <= per_node && !tp; ++t)
+    if (valid(t, false)) tp = t;
+  if (!tp) {  // more than one node, or no size from need up to a node: the largest valid one, with pipeline stages
+    for (int64_t t = std::min(per_node, std::max<int64_t>(need, 1)); t >= 1 && !tp; --t)
+      if (valid(t, false)) tp = t;
+    if (!tp) tp = 1;
+    pp = static_cast<int64_t>(std::ceil(static_cast<double>(need) / static_cast<double>(tp)));
+  }
+  serve["tensor_parallel_size"] = tp;
+  serve["pipeline_parallel_size"] = pp;
+  std::string text = "tensor parallel " + std::to_string(tp) + (pp > 1 ? " x pipeline parallel " + std::to_string(pp) : "") + ": " +
+                     (need > 1 ? "the quantized weights and KV cache need " + std::to_string(need) + " x " + hw_name(s) : "the model fits one " + hw_name(s));
+  if (tp != need && need <= per_node) {
+    valid(need, true);
+    text += "; " + std::to_string(need) + " is not a size " + label(s) + " can split it into (" + why_not + ")";
+  }
+  text += " (" + std::to_string(heads) + " attention heads, " + std::to_string(kv) + " KV heads" +
+          (row_shapes.empty() ? "" : ", row-parallel layers of " + [&] {
+            std::set<uint64_t> ins;
+            for (const auto& [shape, names] : row_shapes) ins.insert(shape.first);
+            std::string t;
+            for (auto x : ins) t += (t.empty() ? "" : "/") + std::to_string(x);
+            return t;
+          }() + " input features in groups") + ")";
+  if (s.accelerator_count > 0 && tp * pp > s.accelerator_count)
+    s.risk("torch.serve.parallel", "high",
+           "Serving with " + label(s) + " needs " + std::to_string(tp * pp) + " x " + hw_name(s) + " (tensor parallel " + std::to_string(tp) +
+               (pp > 1 ? " x pipeline " + std::to_string(pp) : "") + "), but " + std::to_string(s.accelerator_count) + " are available (" + s.accelerator_count_source + ").",
+           "Plan a smaller scheme, an FP8 KV cache or a shorter context (--context), or serve on more accelerators.");
+  s.reason("serve.tensor_parallel_size", "torch.serve.parallel", text);
+}
+
+}  // namespace torch_rules
+}  // namespace quarkplan

@@ -1,0 +1,169 @@
+// The serving runtime: one scenario per rule of src/plan/torch/serve_rules.cc (run by
+// tests/plan/rules_test.cc as All/RuleScenario.Fires/<rule>), and the class checks over the
+// corpus: every default plan is one its runtime loads, and its serve command's parallel size is
+// one the model can be split into.
+// Rules: torch.serve.runtime, torch.serve.loads, torch.serve.parallel.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "plan/invocation.h"
+#include "plan/rule_scenarios.h"
+#include "plan/torch/rule_helpers.h"
+
+namespace fs = std::filesystem;
+using quarkplan::Json;
+using quarkplan::PlanRequest;
+using quarkplan::PlanStatus;
+
+namespace qp_test::rule_scenarios {
+
+namespace {
+bool has_risk(const quarkplan::PlanOutcome& o, const std::string& rule, const std::string& words) {
+  for (const auto& r : o.plan["risks"])
+    if (r["rule"] == rule && r["message"].get<std::string>().find(words) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+std::vector<Scenario> torch_serve_scenarios() {
+  return {
+      {"torch.serve.runtime", [] {
+         // The default follows the export, then the platform.
+         for (const auto& [hw, exp, runtime] : std::vector<std::tuple<std::string, std::string, std::string>>{
+                  {"mi300x", "", "vllm"}, {"mi355x", "", "vllm"}, {"h100", "", "vllm"}, {"a100", "", "vllm"}, {"mi250x", "", "vllm"},
+                  {"cpu", "", "transformers"}, {"ryzen-ai", "", "ort-genai"}, {"cpu", "gguf", "llama.cpp"}, {"mi300x", "onnx", ""}}) {
+           auto o = plan(hf_analysis("mistral-7b-v0.3"), [&](PlanRequest& r) { r.hardware = hw; r.export_format = exp; });
+           EXPECT_EQ(o.plan["serve_runtime"], runtime.empty() ? Json(nullptr) : Json(runtime)) << hw << " " << exp;
+         }
+         // Named by the user, by an alias.
+         auto sg = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["serve_runtime"] = "SGLang"; });
+         EXPECT_EQ(sg.plan["serve_runtime"], "sglang");
+         // Unknown: an input error with the list; a runtime that does not take the export: a conflict --insist cannot keep.
+         auto bad = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["serve_runtime"] = "vlm"; });
+         EXPECT_EQ(bad.status, PlanStatus::kInvalid);
+         ASSERT_FALSE(bad.errors.empty());
+         EXPECT_NE(bad.errors[0].find("did you mean 'vllm'"), std::string::npos) << bad.errors[0];
+         auto gguf = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.insist = true; r.choices["serve_runtime"] = "llama.cpp"; });
+         ASSERT_EQ(gguf.status, PlanStatus::kConflict);
+         EXPECT_EQ(gguf.conflicts[0].rule, "torch.serve.runtime");
+         EXPECT_FALSE(gguf.conflicts[0].insistable);
+       }},
+      {"torch.serve.loads", [] {
+         // int4_fp8 is a MoE-expert format in vLLM: its two-entry weight spec is refused for dense layers.
+         auto w4a8 = plan(hf_analysis("mixtral-8x7b-v0.1"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_fp8"; });
+         ASSERT_EQ(w4a8.status, PlanStatus::kConflict);
+         EXPECT_EQ(w4a8.conflicts[0].rule, "torch.serve.loads");
+         EXPECT_NE(w4a8.conflicts[0].message.find("only supported for NVFP4"), std::string::npos) << w4a8.conflicts[0].message;
+         EXPECT_EQ(w4a8.conflicts[0].alternative.rfind("fp8 ", 0), 0u) << w4a8.conflicts[0].alternative;
+         // --insist keeps it as a high risk.
+         auto kept = plan(hf_analysis("mixtral-8x7b-v0.1"), [](PlanRequest& r) { r.hardware = "mi300x"; r.insist = true; r.choices["global_scheme"] = "int4_fp8"; });
+         EXPECT_TRUE(kept.conflicts.empty());
+         EXPECT_TRUE(has_risk(kept, "torch.serve.loads", "Kept because the user insisted"));
+         // SGLang loads no INT4 at all: the closest it loads is named.
+         auto sg = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["serve_runtime"] = "sglang"; r.choices["global_scheme"] = "int4_wo_128"; });
+         ASSERT_EQ(sg.status, PlanStatus::kConflict);
+         EXPECT_NE(sg.conflicts[0].message.find("SGLang cannot load int4_wo_128"), std::string::npos) << sg.conflicts[0].message;
+         EXPECT_NE(sg.conflicts[0].alternative.find("vllm (its newest code)"), std::string::npos) << sg.conflicts[0].alternative;
+         // A scheme the runtime emulates where the accelerator has the kernel: vLLM's MXFP6 on MI355X.
+         auto mx6 = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["global_scheme"] = "mxfp6_e2m3"; });
+         ASSERT_EQ(mx6.status, PlanStatus::kConflict);
+         EXPECT_EQ(mx6.conflicts[0].rule, "torch.serve.loads");
+         EXPECT_NE(mx6.conflicts[0].message.find("emulated"), std::string::npos);
+         // INT4 experts load only in vLLM's newest code: a medium risk naming it.
+         auto int4 = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_128"; });
+         EXPECT_TRUE(int4.conflicts.empty());
+         EXPECT_TRUE(has_risk(int4, "torch.serve.loads", "#48606"));
+         // MXFP4 MoE on MI355X reaches AITER's kernels only with its variables: the serve command sets them.
+         auto mx = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["global_scheme"] = "mxfp4"; });
+         ASSERT_TRUE(mx.conflicts.empty());
+         EXPECT_EQ(mx.plan["serve"]["env"]["VLLM_ROCM_USE_AITER_MOE"], "1");
+         quarkplan::Invocation inv = quarkplan::plan_invocation(mx.plan, hf_analysis("qwen3-30b-a3b"));
+         ASSERT_TRUE(inv.serve.is_object());
+         EXPECT_EQ(inv.serve["text"].get<std::string>().rfind("VLLM_ROCM_USE_AITER=1 VLLM_ROCM_USE_AITER_MOE=1 vllm serve", 0), 0u) << inv.serve["text"];
+         // An FP8 KV cache needs --kv-cache-dtype fp8 at serve time (vLLM ignores the scales otherwise).
+         auto kv = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["kv_cache_scheme"] = "fp8"; });
+         EXPECT_NE(quarkplan::plan_invocation(kv.plan, hf_analysis("llama-3.1-8b")).serve["text"].get<std::string>().find("--kv-cache-dtype fp8"), std::string::npos);
+         // The runtime's layer overrides count: an override to a scheme vLLM refuses is named as such.
+         auto lqc = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["layer_quant_config.*mlp*"] = "bfp16"; r.insist = true; });
+         EXPECT_TRUE(has_risk(lqc, "torch.serve.loads", "bfp16"));
+       }},
+      {"torch.serve.parallel", [] {
+         // DeepSeek-V3 at FP8 on MI300X needs four GPUs to serve: 128 heads split four ways.
+         auto ds = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.choices["global_scheme"] = "ptpc_fp8"; });
+         ASSERT_TRUE(ds.conflicts.empty()) << ds.conflicts[0].message;
+         int64_t need = ds.plan["estimates"]["fit"]["deployment_accelerators"];
+         int64_t tp = ds.plan["serve"]["tensor_parallel_size"];
+         EXPECT_GE(tp * ds.plan["serve"]["pipeline_parallel_size"].get<int64_t>(), need);
+         EXPECT_EQ(128 % tp, 0);
+         EXPECT_NE(quarkplan::plan_invocation(ds.plan, hf_analysis("deepseek-v3")).serve["text"].get<std::string>().find("--tensor-parallel-size " + std::to_string(tp)),
+                   std::string::npos);
+         // Fewer accelerators than serving needs: a high risk.
+         auto few = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; r.choices["global_scheme"] = "ptpc_fp8"; });
+         EXPECT_TRUE(has_risk(few, "torch.serve.parallel", "are available"));
+       }},
+  };
+}
+
+}  // namespace qp_test::rule_scenarios
+
+namespace {
+
+using quarkplan::torch_rules::detail::runtime_load;
+
+// The class: every corpus model, on every kind of accelerator, for every goal. A confirmed
+// default plan uses only schemes its runtime loads (never refused, never emulated) for each layer
+// kind it quantizes, and its tensor-parallel size divides the attention heads and fits the KV heads.
+TEST(ServeRuntime, EveryDefaultPlanIsOneItsRuntimeLoads) {
+  const quarkplan::Catalog& cat = quarkplan::Catalog::load();
+  int checked = 0, moe = 0;
+  for (const auto& e : fs::directory_iterator(qp_test::testdata("hf"))) {
+    if (!e.is_directory()) continue;
+    const std::string model = e.path().filename().string();
+    const Json& a = qp_test::hf_analysis(model);
+    const bool is_moe = a["model"].value("is_moe", false);
+    for (const char* hw : {"mi300x", "mi355x", "mi250x", "h100", "a100", "b200", "cpu", "ryzen-ai"})
+      for (const char* goal : {"balanced", "size", "accuracy", "experiment", "mixed"}) {
+        PlanRequest r;
+        r.confirmed = true;
+        r.hardware = hw;
+        r.goal = goal;
+        r.gpus = 8;
+        quarkplan::PlanOutcome o = quarkplan::make_plan(a, r);
+        const std::string where = model + " on " + hw + " for " + goal;
+        // Ryzen AI's LLM flow (ONNX Runtime GenAI) has no MoE: a conflict saying so is right there.
+        for (const auto& c : o.conflicts)
+          if (!(is_moe && std::string(hw) == "ryzen-ai")) EXPECT_NE(c.rule.rfind("torch.serve", 0), 0u) << where << ": " << c.message;
+        if (!o.conflicts.empty() || !o.plan["global_scheme"].is_string() || !o.plan["serve_runtime"].is_string()) continue;
+        const Json* rt = cat.runtime(o.plan["serve_runtime"]);
+        ASSERT_NE(rt, nullptr) << where;
+        const std::string platform = cat.runtime_platform(*cat.accelerator(hw));
+        std::vector<std::string> schemes = {o.plan["global_scheme"]};
+        for (auto& [p, v] : o.plan["layer_quant_config"].items()) schemes.push_back(v);
+        for (const auto& sch : schemes)
+          for (const char* kind : {"dense", "experts"}) {
+            if (std::string(kind) == "experts" && !is_moe) continue;
+            std::string level = runtime_load(*rt, platform, kind, sch).level;
+            // Emulation only where no runtime of the platform does better (a CPU), and then said.
+            bool said = false;
+            for (const auto& k : o.plan["risks"]) said = said || (k["rule"] == "torch.serve.loads" && k["message"].get<std::string>().find("emulated") != std::string::npos);
+            EXPECT_TRUE(level == "loads" || level == "recent" || (level == "emulated" && said)) << where << ": " << o.plan["serve_runtime"] << " " << level << " " << sch << " for " << kind;
+          }
+        moe += is_moe;
+        ++checked;
+        const Json& serve = o.plan["serve"];
+        if (!serve.contains("tensor_parallel_size")) continue;
+        int64_t tp = serve["tensor_parallel_size"], heads = a["model"]["architecture"].value("num_attention_heads", Json(0)).get<int64_t>();
+        int64_t kv = a["model"]["architecture"].value("num_key_value_heads", Json(0)).is_number_integer() ? a["model"]["architecture"]["num_key_value_heads"].get<int64_t>() : heads;
+        if (heads > 0) EXPECT_EQ(heads % tp, 0) << where << " tp " << tp;
+        if (kv > 0) EXPECT_TRUE(kv >= tp ? kv % tp == 0 : tp % kv == 0) << where << " tp " << tp << " kv " << kv;
+      }
+  }
+  EXPECT_GT(checked, 1000);
+  EXPECT_GT(moe, 200);
+}
+
+}  // namespace
