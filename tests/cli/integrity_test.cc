@@ -417,3 +417,18 @@ TEST(Integrity, AnAnalysisEditedBeforePlanningIsCaught) {
   edit_json(d / "other.json", [](Json& a) { a.erase("analysis_sha256"); });
   EXPECT_EQ(run_quarkplan({"plan", "--analysis", "other.json", "--hardware", "mi300x", "--yes", "-o", "o2.json"}, d.path()).exit_code, 0);
 }
+
+// A plan made with --serve (and the serve command explain prints from it) validates as written:
+// every serve decision follows from the recorded request alone.
+TEST(Integrity, APlanForANamedRuntimeValidatesAndPrintsItsServeCommand) {
+  TempDir d;
+  ASSERT_EQ(run_quarkplan({"plan", hf("qwen3-30b-a3b").string(), "--hardware", "mi355x", "--serve", "sglang", "--scheme", "mxfp4", "--yes", "-o", "p.json"}, d.path()).exit_code, 0);
+  RunResult v = run_quarkplan({"validate", "p.json"}, d.path());
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  RunResult e = run_quarkplan({"explain", "p.json", "--json"}, d.path());
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  Json j = Json::parse(e.out);
+  EXPECT_EQ(j["serve"]["runtime"], "sglang");
+  EXPECT_EQ(j["serve"]["env"]["SGLANG_USE_AITER"], "1");
+  EXPECT_NE(j["serve"]["text"].get<std::string>().find("python -m sglang.launch_server"), std::string::npos) << j["serve"]["text"];
+}

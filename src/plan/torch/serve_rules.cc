@@ -128,7 +128,6 @@ void serve_runtime(PlanState& s) {
     }
     s.runtime = r;
     s.plan["serve_runtime"] = (*r)["name"];
-    const std::string where = s.req.choice_flags.count("serve_runtime") ? s.req.choice_flags.at("serve_runtime") : "your choice";
     if (!std::count((*r)["exports"].begin(), (*r)["exports"].end(), exp)) {
       std::string fits;
       for (const auto& x : s.cat.runtimes()["runtimes"])
@@ -140,10 +139,10 @@ void serve_runtime(PlanState& s) {
     }
     if (!runtime_on_platform(*r, s.platform)) {
       s.conflict("torch.serve.runtime", "serve_runtime", label(s) + " does not run on " + hw_name(s) + " (it runs on " + join(string_list((*r)["platforms"])) + ").",
-                 "the runtime " + hw_name(s) + " uses (omit " + where + ")", true);
+                 "the runtime " + hw_name(s) + " uses (omit --serve)", true);
       return;
     }
-    s.reason("serve_runtime", "torch.serve.runtime", "Your choice (" + where + "): " + label(s));
+    s.reason("serve_runtime", "torch.serve.runtime", "Your choice: " + label(s));
     return;
   }
   for (const auto& d : s.cat.runtimes()["defaults"]) {
