@@ -102,13 +102,37 @@ void export_format(PlanState& s) {
     s.conflict("torch.export.format", "export_format",
                "Quark's " + e + " export supports only " + join(string_list(spec["model_types"])) + " architectures, not " + model_type(s) + ".",
                "--export hf (then convert with llama.cpp's own tools)", true);
-  if (spec.contains("needs_file") && model(s).contains("model_path")) {
-    // A tokenizer.model the exporter reads: only checkable when the files are here.
-    std::string dir = model(s)["model_path"];
-    if (s.analysis["model"].value("weights", Json::object()).value("source", "none") != "none" &&
-        !std::ifstream(dir + "/" + spec["needs_file"].get<std::string>()).good())
-      s.risk("torch.export.format", "high", "Quark's " + e + " exporter reads " + spec["needs_file"].get<std::string>() + ", which the model folder does not have.",
-             "Llama 3-style tokenizers (tokenizer.json only) cannot be exported to GGUF by Quark: export hf_format and convert with llama.cpp.");
+  if (spec.contains("needs_file")) {
+    // The file the exporter reads (GGUF: a SentencePiece tokenizer.model). Quark fails on its absence
+    // only after calibration, so it is checked now: from the folder's tokenizer files when they are
+    // there, else from a config whose vocabulary is known to be BPE (catalog bpe_tokenizer_configs).
+    const std::string needed = spec["needs_file"];
+    const std::string dir = model(s).value("model_path", "");
+    bool has_tokenizer = false, has_needed = false;
+    for (const char* f : {"tokenizer.json", "tokenizer.model", "tokenizer_config.json", "vocab.json", "tiktoken.model"})
+      if (!dir.empty() && std::ifstream(dir + "/" + f).good()) {
+        has_tokenizer = true;
+        has_needed = has_needed || f == needed;
+      }
+    std::string bpe_why;
+    const Json arch = model(s).value("architecture", Json::object());
+    const int64_t vocab = arch.is_object() && arch.contains("vocab_size") && arch["vocab_size"].is_number_integer() ? arch["vocab_size"].get<int64_t>() : 0;
+    for (const auto& b : spec.value("bpe_tokenizer_configs", Json::array()))
+      if (std::count(b["model_types"].begin(), b["model_types"].end(), model_type(s)) && vocab >= b["vocab_size_at_least"].get<int64_t>()) bpe_why = b["why"];
+    const std::string hint = "--export hf, then convert the result with llama.cpp's convert_hf_to_gguf.py (it reads BPE tokenizers)";
+    if (has_tokenizer && !has_needed)
+      s.conflict("torch.export.format", "export_format",
+                 "Quark's " + e + " exporter reads a SentencePiece " + needed + ", which " + dir + " does not have (its tokenizer is tokenizer.json): " +
+                     spec.value("needs_file_why", std::string("the export fails")) + ".",
+                 hint, true);
+    else if (!has_tokenizer && !bpe_why.empty())
+      s.conflict("torch.export.format", "export_format",
+                 "Quark's " + e + " exporter reads a SentencePiece " + needed + ", and " + bpe_why + ": " + spec.value("needs_file_why", std::string("the export fails")) + ".",
+                 hint, true);
+    else if (!has_tokenizer)
+      s.risk("torch.export.format", "medium",
+             "Quark's " + e + " exporter reads a SentencePiece " + needed + " from the model folder, which holds no tokenizer files to check (" + spec.value("needs_file_why", std::string("")) + ").",
+             "Download the tokenizer with the model and make sure " + needed + " is there, or " + hint + ".");
   }
 }
 

@@ -3,12 +3,15 @@
 // Rules: torch.export.format, torch.device.strategy.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "plan/invocation.h"
 #include "plan/rule_scenarios.h"
 
+namespace fs = std::filesystem;
 using quarkplan::PlanRequest;
 using quarkplan::PlanStatus;
 
@@ -17,6 +20,26 @@ namespace qp_test::rule_scenarios {
 std::vector<Scenario> torch_export_device_scenarios() {
   return {
       {"torch.export.format", [] {
+         // GGUF needs a SentencePiece tokenizer.model (Quark raises after calibration otherwise): a Llama 3
+         // config is known to have none; a folder with tokenizer.json only has none; one with it passes.
+         auto l3 = plan(hf_analysis("llama-3.1-8b-instruct"), [](PlanRequest& r) { r.hardware = "cpu"; r.export_format = "gguf"; r.insist = true; });
+         ASSERT_EQ(l3.status, PlanStatus::kConflict);
+         EXPECT_NE(l3.conflicts[0].message.find("Llama 3"), std::string::npos) << l3.conflicts[0].message;
+         EXPECT_FALSE(l3.conflicts[0].insistable);
+         for (const char* tok : {"tokenizer.json", "tokenizer.model"}) {
+           TempDir d;
+           fs::copy_file(testdata("hf/llama-2-7b-chat-hf/config.json"), d / "config.json");
+           std::ofstream(d / tok) << "{}";
+           std::ofstream(d / "tokenizer_config.json") << "{}";
+           auto o = plan(analysis_of(d.path()), [](PlanRequest& r) { r.hardware = "cpu"; r.export_format = "gguf"; });
+           if (std::string(tok) == "tokenizer.json") {
+             ASSERT_EQ(o.status, PlanStatus::kConflict) << tok;
+             EXPECT_NE(o.conflicts[0].message.find("tokenizer.model"), std::string::npos);
+           } else {
+             EXPECT_TRUE(o.conflicts.empty()) << o.conflicts[0].message;
+             for (const auto& k : o.plan["risks"]) EXPECT_EQ(k["message"].get<std::string>().find("tokenizer.model"), std::string::npos) << k["message"];
+           }
+         }
          auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "cpu"; r.export_format = "gguf"; });
          EXPECT_EQ(o.plan["global_scheme"], "uint4_wo_32");
          EXPECT_EQ(o.plan["algorithm"], "awq");
