@@ -256,6 +256,13 @@ void calibration_data(PlanState& s) {
 void evaluation_intent(PlanState& s) {
   const Json& intents = s.cat.torch()["evaluation_intents"];
   s.plan["evaluation_intent"] = s.cat.torch()["default_evaluation_intent"];
+  // Quark's evaluation loads the tokenizer with trust_remote_code=True whatever the command says:
+  // with code in the repository (an auto_map) that the user has not approved, it must not run.
+  bool repo_code = model(s).value("trust_remote_code", false);
+  for (const auto& r : s.analysis.value("risks", Json::array()))
+    repo_code = repo_code || (r.is_object() && r.value("rule", "") == "torch.intake.auto_map_not_needed");
+  const bool unapproved = repo_code && !s.req.trust_remote_code;
+  const Json& ev = s.cat.torch()["evaluation_remote_code"];
   if (const Json* c = s.choice("evaluation_intent")) {
     if (!c->is_string() || !std::count(intents.begin(), intents.end(), *c)) {
       s.error("evaluation_intent (--eval) must be one of none, smoke, full (got " + c->dump() +
@@ -264,6 +271,17 @@ void evaluation_intent(PlanState& s) {
     }
     s.plan["evaluation_intent"] = *c;
     s.reason("evaluation_intent", "torch.evaluation_intent", "Your choice");
+    if (unapproved && *c != "none")
+      s.conflict("torch.evaluation_intent", "evaluation_intent",
+                 "The model repository ships its own code (config.json auto_map), and " + ev["what"].get<std::string>() + ": evaluating runs that code, which is not approved.",
+                 "--eval none, or approve the repository's code with --trust-remote-code");
+    return;
+  }
+  if (unapproved) {
+    s.plan["evaluation_intent"] = "none";
+    s.reason("evaluation_intent", "torch.evaluation_intent",
+             "none: the model repository ships its own code (config.json auto_map), and " + ev["what"].get<std::string>() +
+                 ", so evaluating would run code you have not approved (--trust-remote-code allows it; --skip_evaluation)");
     return;
   }
   std::string flags = join(string_list(s.cat.torch()["evaluation_flags"]["smoke"]), " ");

@@ -271,6 +271,13 @@ void device_strategy(PlanState& s) {
   // File-to-file loads about one shard and never calibrates: the calibration
   // rows and the calibration-memory risk no longer apply.
   if (strategy == "file2file") {
+    // The file-to-file command always skips evaluation (--skip_evaluation): the table says so.
+    if (s.plan.value("evaluation_intent", "") != "none") {
+      s.plan["evaluation_intent"] = "none";
+      s.reason("evaluation_intent", "torch.device.strategy",
+               std::string(s.choice("evaluation_intent") ? "none, not your choice: " : "none: ") +
+                   "file-to-file quantization writes the shards without loading the model, and the command skips evaluation (--skip_evaluation)");
+    }
     for (const char* row : {"calibration_dataset", "num_calib_data", "seq_len"})
       if (s.reasons.contains(row)) s.reason(row, "torch.device.strategy", "Not used: file-to-file quantization does not calibrate (the command leaves it out)");
     Json kept = Json::array();

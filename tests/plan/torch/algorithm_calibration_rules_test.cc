@@ -90,6 +90,24 @@ std::vector<Scenario> torch_algorithm_calibration_scenarios() {
       {"torch.evaluation_intent", [] {
          auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["evaluation_intent"] = "none"; });
          EXPECT_EQ(o.plan["evaluation_intent"], "none");
+         // Quark's evaluation loads the tokenizer with trust_remote_code=True: a repository with its own
+         // code (auto_map), not approved, is not evaluated by default, and asking for it is a conflict.
+         // Approved, it evaluates. Class: a model type transformers implements (phi3) with an auto_map too.
+         for (const char* m : {"phi-3-mini-128k-instruct", "kimi-k2-instruct"}) {
+           auto def = plan(hf_analysis(m), [](PlanRequest& r) { r.hardware = "mi355x"; });
+           EXPECT_EQ(def.plan["evaluation_intent"], "none") << m;
+           EXPECT_NE(def.plan["reasons"]["evaluation_intent"].get<std::string>().find("trust_remote_code=True"), std::string::npos) << m;
+           auto asked = plan(hf_analysis(m), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["evaluation_intent"] = "smoke"; });
+           ASSERT_EQ(asked.status, quarkplan::PlanStatus::kConflict) << m;
+           EXPECT_EQ(asked.conflicts[0].rule, "torch.evaluation_intent");
+           auto ok = plan(hf_analysis(m), [](PlanRequest& r) { r.hardware = "mi355x"; r.trust_remote_code = true; });
+           // (Kimi K2 follows AMD's file-to-file recipe, which never evaluates.)
+           EXPECT_EQ(ok.plan["evaluation_intent"], ok.plan["device_strategy"] == "file2file" ? "none" : "smoke") << m;
+         }
+         EXPECT_EQ(plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi355x"; }).plan["evaluation_intent"], "smoke");
+         // File-to-file never evaluates: the table says none, as the command does.
+         auto f2f = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "ptpc_fp8"; r.choices["device_strategy"] = "file2file"; });
+         EXPECT_EQ(f2f.plan["evaluation_intent"], "none");
        }},
   };
 }
