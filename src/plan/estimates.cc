@@ -208,7 +208,11 @@ void add_estimates(PlanState& s) {
       s.risk("torch.fit.accelerators", deploy_n > 1 && have == 0 ? "medium" : "high",
              "Serving needs " + std::to_string(deploy_n) + " x " + hw + ": the quantized weights and KV cache take " + format_bytes(deploy) + " (" + each +
                  " each); " + avail + ".",
-             "Deploy with tensor parallelism over " + std::to_string(deploy_n) + " accelerators, pick a smaller scheme, or shorten the context (--context).");
+             // Where the KV cache is most of it, an FP8 KV cache is the first lever (half its bytes, no weight change).
+             (!fp8_kv && kvb * 2 >= deploy ? "The KV cache is " + format_bytes(kvb) + " of it: an FP8 KV cache (--kv-cache fp8) halves that, " +
+                                                  std::to_string(count(static_cast<uint64_t>(chosen_bytes) + kvb / 2)) + " x " + hw + " then; or d"
+                                           : std::string("D")) +
+                 "eploy with tensor parallelism over " + std::to_string(deploy_n) + " accelerators, pick a smaller scheme, or shorten the context (--context).");
     // With a known count, the device_strategy row judges it (it knows whether the shards can be streamed instead).
     if (calib_n > 1 && have == 0)
       s.risk("torch.fit.accelerators", "medium",

@@ -57,10 +57,18 @@ std::string render_estimates(const Json& est, const Style& st, int width_in) {
     std::string have = f.contains("accelerators_available") && f["accelerators_available"].is_number_integer()
                            ? std::to_string(f["accelerators_available"].get<int64_t>()) + " available"
                            : "count not given";
-    std::string text = fmt::format("Fit: {} x {} each ({}): calibration {} -> {}; serving {} -> {}; {}", hw, format_bytes(u64(f, "memory_bytes")), have,
-                                   format_bytes(u64(f, "calibration_bytes")), plural(i64(f, "calibration_accelerators"), "accelerator", "accelerators"),
-                                   format_bytes(u64(f, "deployment_bytes")), plural(i64(f, "deployment_accelerators"), "accelerator", "accelerators"),
-                                   f.value("fits", false) ? "fits." : "DOES NOT FIT the accelerators available.");
+    // Without a count there is nothing to fit against: the count needed is the answer. A streamed
+    // calibration (file-to-file, per-block, CPU offload) holds no whole model on the accelerators.
+    const bool counted = f.contains("accelerators_available") && f["accelerators_available"].is_number_integer();
+    const int64_t needed = std::max(i64(f, "deployment_accelerators"), f.contains("calibration_streamed") ? int64_t{0} : i64(f, "calibration_accelerators"));
+    std::string verdict = !counted ? "needs " + plural(needed, "accelerator", "accelerators") + " (give --gpus N to check)."
+                          : f.value("fits", false) ? "fits."
+                                                   : "DOES NOT FIT the accelerators available.";
+    std::string calib = f.contains("calibration_streamed") && f["calibration_streamed"].is_string()
+                            ? "calibration streamed (" + f["calibration_streamed"].get<std::string>() + ", about one shard or block in memory)"
+                            : fmt::format("calibration {} -> {}", format_bytes(u64(f, "calibration_bytes")), plural(i64(f, "calibration_accelerators"), "accelerator", "accelerators"));
+    std::string text = fmt::format("Fit: {} x {} each ({}): {}; serving {} -> {}; {}", hw, format_bytes(u64(f, "memory_bytes")), have, calib,
+                                   format_bytes(u64(f, "deployment_bytes")), plural(i64(f, "deployment_accelerators"), "accelerator", "accelerators"), verdict);
     auto lines = wrap_indented(text, width, 2);
     for (size_t i = 0; i < lines.size(); ++i) {
       std::string l = i == 0 ? lines[i].substr(2) : lines[i];  // the first line starts at the margin

@@ -305,6 +305,15 @@ void device_strategy(PlanState& s) {
     s.risks = kept;
   }
   s.plan["device_strategy"] = strategy;
+  // A strategy that streams the model (shard by shard, block by block, or offloaded to CPU memory)
+  // never holds it whole on the accelerators: only serving decides whether the plan fits.
+  if (strategy == "file2file" || strategy == "per_block" || strategy == "multi_device")
+    if (s.plan.contains("estimates") && s.plan["estimates"].is_object() && s.plan["estimates"].contains("fit") && s.plan["estimates"]["fit"].is_object()) {
+      Json& fit = s.plan["estimates"]["fit"];
+      fit["calibration_streamed"] = strategy;
+      int64_t have = fit["accelerators_available"].is_number_integer() ? fit["accelerators_available"].get<int64_t>() : 0;
+      fit["fits"] = fit.value("deployment_accelerators", int64_t{1}) <= std::max<int64_t>(have, 1);
+    }
   s.plan["accelerators_needed"] = fit.is_object() ? Json(strategy == "per_block" ? int64_t{1} : gpus_needed) : Json(nullptr);
   s.reason("device_strategy", "torch.device.strategy", why);
   // Ryzen AI: what happens after Quark.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "plan/rule_scenarios.h"
+#include "ui/estimates_view.h"
 
 using quarkplan::Json;
 using quarkplan::PlanRequest;
@@ -29,6 +30,21 @@ std::vector<Scenario> torch_fit_scenarios() {
          auto few = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; });
          EXPECT_EQ(few.plan["device_strategy"], "file2file");
          EXPECT_TRUE(few.plan["algorithm"].is_null());
+         // Streamed, the calibration holds no whole model: only serving decides the fit, and the view says so.
+         EXPECT_EQ(few.plan["estimates"]["fit"]["calibration_streamed"], "file2file");
+         EXPECT_EQ(few.plan["estimates"]["fit"]["fits"].get<bool>(), few.plan["estimates"]["fit"]["deployment_accelerators"].get<int64_t>() <= 2);
+         std::string view = quarkplan::ui::render_estimates(few.plan["estimates"], quarkplan::ui::Style{false}, 200);
+         EXPECT_NE(view.find("calibration streamed (file2file"), std::string::npos) << view;
+         // No count given: the count needed, never DOES NOT FIT.
+         std::string uncounted = quarkplan::ui::render_estimates(o.plan["estimates"], quarkplan::ui::Style{false}, 200);
+         EXPECT_EQ(uncounted.find("DOES NOT FIT"), std::string::npos) << uncounted;
+         EXPECT_NE(uncounted.find("(give --gpus N to check)"), std::string::npos) << uncounted;
+         // When the KV cache is most of what serving holds, an FP8 KV cache is the first lever named.
+         auto kv = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.context = 32768; r.batch = 64; });
+         bool lever = false;
+         for (const auto& r : kv.plan["risks"])
+           lever = lever || r["recovery_hint"].get<std::string>().rfind("The KV cache is", 0) == 0 && r["recovery_hint"].get<std::string>().find("--kv-cache fp8") != std::string::npos;
+         EXPECT_TRUE(lever) << kv.plan["risks"];
          // The user's own AWQ cannot be streamed: a high risk naming both counts.
          auto own = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; r.choices["algorithm"] = "awq"; });
          EXPECT_EQ(own.plan["device_strategy"], "multi_gpu");
