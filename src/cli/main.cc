@@ -14,6 +14,10 @@
 namespace {
 
 // The options given on the command line, by every name they have.
+// A release name given empty is a mistake, never "the default" (plan checks its own values too).
+const CLI::Validator kReleaseName(
+    [](std::string& v) { return v.empty() ? std::string("is empty: name a Quark release (quarkplan catalog lists them)") : std::string(); }, "RELEASE");
+
 std::set<std::string> given_options(const CLI::App* app) {
   std::set<std::string> out;
   for (const CLI::Option* o : app->get_options()) {
@@ -42,7 +46,7 @@ int main(int argc, char** argv) {
   ci->add_option("--session", intake.intake.session, "session_context.json (deployment target; updated with open questions)");
   ci->add_option("--env", intake.intake.env, "env_context.json");
   ci->add_option("--catalog", intake.intake.catalog_dir, "a folder of catalog files that replace the embedded ones");
-  ci->add_option("--quark-version", intake.intake.quark_version, "the Quark release to read the model for (default: the amd-quark an --install-result/--env file reports, else the newest; quarkplan catalog lists them)");
+  ci->add_option("--quark-version", intake.intake.quark_version, "the Quark release to read the model for (default: the amd-quark an --install-result/--env file reports, else the newest; quarkplan catalog lists them)")->check(kReleaseName);
   ci->add_flag("--weight-stats", intake.intake.weight_stats, "scan the weights for per-layer outlier statistics");
   ci->add_flag("--trust-remote-code", intake.intake.trust_remote_code, "approve running the repository's own code (auto_map)");
 
@@ -91,7 +95,7 @@ int main(int argc, char** argv) {
   cc->add_option("FLOW", catalog.flow, "onnx or torch (both when omitted)");
   cc->add_flag("--json", catalog.json, "print the catalog as JSON");
   cc->add_option("--catalog", catalog.catalog_dir, "a folder of catalog files that replace the embedded ones");
-  cc->add_option("--quark-version", catalog.quark_version, "the Quark release whose facts to show (default: the newest)");
+  cc->add_option("--quark-version", catalog.quark_version, "the Quark release whose facts to show (default: the newest)")->check(kReleaseName);
 
   ExplainArgs explain;
   auto* ce = app.add_subcommand("explain", "Show a plan's decision table, risks and the Quark invocation it implies");

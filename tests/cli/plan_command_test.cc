@@ -260,3 +260,18 @@ TEST(PlanCommand, GpusAreRecordedAndExplainAgrees) {
   EXPECT_EQ(run_quarkplan({"validate", "quant_plan.json"}, d.path()).exit_code, 0);
   EXPECT_EQ(run_quarkplan({"plan", testdata("hf/llama-3.1-70b").string(), "--hardware", "mi300x", "--gpus", "0", "--yes"}, d.path()).exit_code, 2);
 }
+
+// An empty --quark-version is a mistake on every command that takes it (exit 2, nothing written).
+TEST(CatalogCommand, AnEmptyQuarkVersionIsAnErrorEverywhere) {
+  TempDir d;
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"catalog", "--quark-version", ""},
+           {"intake", testdata("hf/qwen3-8b").string(), "--quark-version", "", "-o", "a.json"},
+           {"plan", testdata("hf/qwen3-8b").string(), "--hardware", "mi300x", "--quark-version", "", "--yes", "-o", "p.json"}}) {
+    RunResult r = run_quarkplan(args, d.path());
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("--quark-version"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(d / "a.json"));
+  EXPECT_FALSE(fs::exists(d / "p.json"));
+}
