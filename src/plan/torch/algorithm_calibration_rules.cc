@@ -59,6 +59,14 @@ void choose_algorithm(PlanState& s) {
              algos.empty() ? "None: Quark has no built-in AWQ/GPTQ config for " + model_type(s)
                            : algos[0] + ": " + s.plan["global_scheme"].get<std::string>() +
                                  " would otherwise round every weight to nearest (Quark has a built-in " + algos[0] + " config for " + model_type(s) + ")");
+  } else if (const Json* sc8 = scheme(s); sc8 && (*sc8)["family"] == "int8" && (*sc8)["activation_static"] == true && tmpl(s) &&
+                                           std::count((*tmpl(s))["builtin_algorithms"].begin(), (*tmpl(s))["builtin_algorithms"].end(), "smoothquant")) {
+    // Static per-tensor INT8 activations lose most at a few outlier channels: SmoothQuant moves that
+    // range into the weights (the W8A8 INT8 practice), where Quark ships a config for the model type.
+    algos = {"smoothquant"};
+    s.reason("algorithm", "torch.algorithm.choose",
+             "smoothquant: static per-tensor INT8 activations lose most at their outlier channels, which SmoothQuant moves into the weights (Quark has a built-in smoothquant config for " +
+                 model_type(s) + ")");
   } else {
     const Json* sc = scheme(s);
     std::string name = s.plan["global_scheme"].get<std::string>(), why;

@@ -101,9 +101,10 @@ bool smaller_than_source_bits(const PlanState& s, const std::string& scheme, dou
 }
 
 // The first candidate the accelerator runs natively and the serving runtime loads for every
-// layer kind the model has; else the first one only the runtime's newest code loads.
+// layer kind the model has; else the first one only the runtime's newest code loads; else (a
+// runtime with no kernels on this platform, such as transformers on a CPU) the first it emulates.
 std::string first_native(const PlanState& s, const std::vector<std::string>& candidates) {
-  for (const char* want : {"loads", "recent"})
+  for (const char* want : {"loads", "recent", "emulated"})
     for (const auto& c : candidates)
       if (support_of(s, c) == "native" && servable(s, c) == want) return c;
   return "";
@@ -449,7 +450,8 @@ void scheme_risky(PlanState& s) {
 void kv_cache(PlanState& s) {
   s.plan["kv_cache_scheme"] = nullptr;
   const Json* c = s.choice("kv_cache_scheme");
-  if (!c && s.recipe && (*s.recipe)["kv_cache"].is_string()) {
+  // The accuracy goal never quantizes the KV cache of its own accord (it costs accuracy).
+  if (!c && s.recipe && (*s.recipe)["kv_cache"].is_string() && s.goal != "accuracy") {
     s.plan["kv_cache_scheme"] = (*s.recipe)["kv_cache"];
     s.reason("kv_cache_scheme", "torch.kv_cache.fp8_only",
              "AMD's recipe (" + s.recipe_name + "): FP8 KV cache (--kv_cache_dtype fp8; serve with --kv-cache-dtype fp8)");

@@ -102,3 +102,41 @@ std::vector<Scenario> torch_hardware_scheme_scenarios() {
 }
 
 }  // namespace qp_test::rule_scenarios
+
+namespace {
+
+using qp_test::hf_analysis;
+
+quarkplan::PlanOutcome goal_plan(const std::string& model, const std::string& hw, const std::string& goal) {
+  PlanRequest r;
+  r.confirmed = true;
+  r.hardware = hw;
+  r.goal = goal;
+  return quarkplan::make_plan(hf_analysis(model), r);
+}
+
+// Goals that agree (issue #19's list): accuracy never quantizes the KV cache of its own accord and
+// takes PTPC-FP8 on Instinct; static INT8 comes with SmoothQuant where Quark has a config for the
+// model type; every goal that asks for 4 bits on one accelerator gets the same FP4 format.
+TEST(Goals, AgreeAcrossAcceleratorsAndFormats) {
+  for (const char* hw : {"mi300x", "mi325x", "mi355x"})
+    for (const char* m : {"llama-3.1-70b", "mixtral-8x7b-v0.1", "qwen3-8b"}) {
+      auto o = goal_plan(m, hw, "accuracy");
+      EXPECT_EQ(o.plan["global_scheme"], "ptpc_fp8") << m << " on " << hw;
+      EXPECT_TRUE(o.plan["kv_cache_scheme"].is_null()) << m << " on " << hw;
+    }
+  // Balanced still follows AMD's FP8-KV recipe.
+  EXPECT_EQ(goal_plan("llama-3.1-70b", "mi300x", "balanced").plan["kv_cache_scheme"], "fp8");
+  for (const char* hw : {"a100", "cpu"})
+    for (const char* m : {"llama-3.1-8b", "mistral-7b-v0.3"}) {
+      auto o = goal_plan(m, hw, "accuracy");
+      EXPECT_EQ(o.plan["global_scheme"], "int8") << m << " on " << hw;
+      EXPECT_EQ(o.plan["algorithm"], "smoothquant") << m << " on " << hw;
+    }
+  // No SmoothQuant config for the model type: none is added.
+  EXPECT_TRUE(goal_plan("qwen3-8b", "a100", "accuracy").plan["algorithm"].is_null());
+  for (const auto& [hw, fp4] : std::vector<std::pair<std::string, std::string>>{{"b200", "nvfp4"}, {"mi355x", "mxfp4"}})
+    for (const char* goal : {"experiment", "mixed"}) EXPECT_EQ(goal_plan("qwen3-8b", hw, goal).plan["global_scheme"], fp4) << hw << " " << goal;
+}
+
+}  // namespace
