@@ -114,6 +114,10 @@ Json serve_command(const Json& plan, const Catalog& cat, const std::string& outp
     if (count("tensor_parallel_size") > 1) args.insert(args.end(), {s["tensor_parallel_flag"].get<std::string>(), std::to_string(count("tensor_parallel_size"))});
     if (count("pipeline_parallel_size") > 1 && s.contains("pipeline_parallel_flag"))
       args.insert(args.end(), {s["pipeline_parallel_flag"].get<std::string>(), std::to_string(count("pipeline_parallel_size"))});
+    if (serve.value("max_model_len", Json(nullptr)).is_number_integer() && s.contains("context_flag"))
+      args.insert(args.end(), {s["context_flag"].get<std::string>(), serve["max_model_len"].dump()});
+    if (count("tensor_parallel_size") * count("pipeline_parallel_size") > s.value("gpus_per_node", int64_t{8}) && s.contains("multi_node"))
+      comment = "# " + std::to_string(count("tensor_parallel_size") * count("pipeline_parallel_size")) + " GPUs, " + s["multi_node"].get<std::string>() + "\n";
     if (serve.value("kv_cache_flag", Json(nullptr)).is_array())
       for (const auto& w : serve["kv_cache_flag"]) args.push_back(w);
     if (serve.value("trust_remote_code", false)) args.push_back(s["trust_remote_code_flag"]);

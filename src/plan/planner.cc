@@ -194,7 +194,6 @@ const std::map<std::string, std::string>& fixed_rows() {
       {"backend", "backend is not editable: it follows the model (an .onnx file plans for quark.onnx, a Hugging Face folder for quantize_quark.py)"},
       {"estimated_size", "estimated_size is not editable: it is computed from the exact parameter counts and the plan's scheme (change global_scheme, or the preset of an ONNX plan)"},
       {"estimates.weights", "estimated_size is not editable: it is computed from the exact parameter counts and the plan's scheme (change global_scheme, or the preset of an ONNX plan)"},
-      {"serve.tensor_parallel_size", "serve.tensor_parallel_size is not editable: it follows from the fit and the model's heads (change global_scheme, kv_cache_scheme or serve_runtime, or the context with --context)"},
       {"hardware_support", "hardware_support is not editable: it follows from global_scheme and hardware (change one of those)"},
       {"quark_release", "quark_release is not editable at the prompt: the analysis is read with that release's facts, so plan again with --quark-version V (quarkplan catalog lists the releases)"},
       {"model", "the model is not a decision: plan another model with `quarkplan plan MODEL`"},

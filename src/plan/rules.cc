@@ -187,7 +187,7 @@ const std::vector<std::string>& torch_decision_keys() {
   static const std::vector<std::string> keys = {
       "global_scheme", "kv_cache_scheme", "exclude_layers", "layer_quant_config", "algorithm", "calibration.dataset",
       "calibration.num_calib_data", "calibration.seq_len", "calibration.batch_size", "evaluation_intent", "export_format", "hardware",
-      "trust_remote_code", "device_strategy", "serve_runtime"};
+      "trust_remote_code", "device_strategy", "serve_runtime", "serve.tensor_parallel_size"};
   return keys;
 }
 

@@ -202,12 +202,15 @@ void serve_loads(PlanState& s) {
       if (l.level == "refused") {
         std::string alt = loadable_alternative(s, sch), others = join(runtimes_loading(s, sch));
         std::string err = l.entry ? (*l.entry)["error"].get<std::string>() : "";
-        if (alt.empty() && others.empty()) alt = "none on " + hw_name(s) + ": no runtime quarkplan knows there loads " + kind_text(kind) + " (catalog/runtimes.json)";
+        std::string offer = alt.empty() ? "" : alt + " (" + label(s) + " loads it" + (support_of(s, alt) == "native" ? ", native on " + hw_name(s) : "") + ")";
+        if (!others.empty()) offer += (offer.empty() ? "" : ", or ") + std::string("--serve ") + others;
+        if (offer.empty())
+          offer = "none: no scheme " + label(s) + " loads for " + kind_text(kind) + " runs natively on " + hw_name(s) +
+                  ", and no other runtime quarkplan knows there loads " + sch + " (catalog/runtimes.json); serve with another runtime (omit --serve)";
         s.conflict("torch.serve.loads", decision,
                    label(s) + " cannot load " + what + " on " + (hw_name(s).empty() ? "this platform" : hw_name(s)) + ": " +
                        (err.empty() ? "its loader names no such scheme" : "its loader raises '" + err + "'") + " (" + src + ").",
-                   (alt.empty() ? std::string("") : alt + " (" + label(s) + " loads it" + (support_of(s, alt) == "native" ? ", native on " + hw_name(s) : "") + ")") +
-                       (others.empty() ? "" : std::string(alt.empty() ? "" : ", or ") + "--serve " + others));
+                   offer);
       } else if (l.level == "emulated" && (support_of(s, sch) == "native" || support_of(s, sch) == "weight_only") &&
                  ((!s.choice("serve_runtime") && !user_scheme(s, sch)) || (runtimes_loading(s, sch).empty() && loadable_alternative(s, sch).empty()))) {
         // The default runtime of the platform (transformers on a CPU) with a default scheme, or nothing on this
@@ -282,6 +285,10 @@ void serve_parallel(PlanState& s) {
     if (l.level == "loads" && l.entry->contains("flag")) serve["kv_cache_flag"] = (*l.entry)["flag"];
   }
   serve["trust_remote_code"] = model(s).value("trust_remote_code", false) && s.req.trust_remote_code;
+  // The context the KV cache was sized for: the runtime must not reserve for the model's maximum instead.
+  const Json est = s.plan.value("estimates", Json::object());
+  if (est.is_object() && est.value("kv_cache", Json(nullptr)).is_object() && est["kv_cache"].value("context_length", Json(nullptr)).is_number_integer())
+    serve["max_model_len"] = est["kv_cache"]["context_length"];
   if (per_node <= 0 || !s.accelerator || s.platform == "cpu" || s.platform == "npu") return;
   const Json arch = model(s).value("architecture", Json::object());
   auto count_of = [&](const char* key) -> int64_t {
@@ -330,7 +337,35 @@ void serve_parallel(PlanState& s) {
     }
     return true;
   };
+  // Layers whose input features hold no whole group even unsplit: no parallel size helps; a smaller
+  // group of the same family (or excluding them) does.
+  for (const auto& [shape, names] : row_shapes)
+    if (shape.first % static_cast<uint64_t>(shape.second) != 0) {
+      std::string repair;
+      const Json* sc = s.cat.torch_scheme(s.plan["global_scheme"]);
+      for (const auto& x : s.cat.torch()["schemes"])
+        if (sc && x["family"] == (*sc)["family"] && x["group_size"].is_number_integer() && shape.first % x["group_size"].get<uint64_t>() == 0 &&
+            (repair.empty() || x["group_size"].get<int64_t>() > s.cat.torch_scheme(repair)->at("group_size").get<int64_t>()))
+          repair = x["name"];
+      s.risk("torch.serve.parallel", "high",
+             std::to_string(names.size()) + " row-parallel layers (" + names.front() + ", ...) have " + std::to_string(shape.first) +
+                 " input features, which groups of " + std::to_string(shape.second) + " do not divide: " + label(s) +
+                 "'s group-quantized layers need whole groups ('The input size is not aligned with the quantized weight shape').",
+             repair.empty() ? "Exclude these layers (--exclude) or pick a scheme without groups." : "Use " + repair + " (its groups divide them), or exclude these layers.");
+      break;
+    }
   int64_t tp = 0, pp = 1;
+  if (const Json* c = s.choice("serve.tensor_parallel_size")) {
+    if (!c->is_number_integer() || c->get<int64_t>() < 1 || c->get<int64_t>() > 4096) {
+      s.error("serve.tensor_parallel_size must be a whole number from 1 to 4096 (got " + c->dump() + ")");
+      return;
+    }
+    tp = c->get<int64_t>();
+    if (!valid(tp, true))
+      s.conflict("torch.serve.parallel", "serve.tensor_parallel_size", label(s) + " cannot split this model " + std::to_string(tp) + " ways: " + why_not + ".",
+                 "the size the plan computes (drop the setting)");
+    pp = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(need) / static_cast<double>(tp))));
+  }
   for (int64_t t = std::max<int64_t>(need, 1); t <= per_node && !tp; ++t)
     if (valid(t, false)) tp = t;
   if (!tp) {  // more than one node, or no size from need up to a node: the largest valid one, with pipeline stages
@@ -342,8 +377,10 @@ void serve_parallel(PlanState& s) {
   serve["tensor_parallel_size"] = tp;
   serve["pipeline_parallel_size"] = pp;
   std::string text = "tensor parallel " + std::to_string(tp) + (pp > 1 ? " x pipeline parallel " + std::to_string(pp) : "") + ": " +
+                     (s.choice("serve.tensor_parallel_size") ? std::string("your choice; ") : std::string("")) +
                      (need > 1 ? "the quantized weights and KV cache need " + std::to_string(need) + " x " + hw_name(s) : "the model fits one " + hw_name(s));
-  if (tp != need && need <= per_node) {
+  if (tp * pp > per_node) text += "; " + std::to_string(tp * pp) + " GPUs are more than one node holds (" + std::to_string(per_node) + ")";
+  if (tp != need && need <= per_node && !s.choice("serve.tensor_parallel_size")) {
     valid(need, true);
     text += "; " + std::to_string(need) + " is not a size " + label(s) + " can split it into (" + why_not + ")";
   }

@@ -101,6 +101,29 @@ std::vector<Scenario> torch_serve_scenarios() {
          EXPECT_EQ(128 % tp, 0);
          EXPECT_NE(quarkplan::plan_invocation(ds.plan, hf_analysis("deepseek-v3")).serve["text"].get<std::string>().find("--tensor-parallel-size " + std::to_string(tp)),
                    std::string::npos);
+         // The runtime reserves the KV cache for the context the plan sized, not the model's maximum.
+         EXPECT_NE(quarkplan::plan_invocation(ds.plan, hf_analysis("deepseek-v3")).serve["text"].get<std::string>().find("--max-model-len 8192"), std::string::npos);
+         // Beyond a node: pipeline stages, in SGLang's words too, and how to start it over nodes.
+         auto glm = plan(hf_analysis("glm-5"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["serve_runtime"] = "sglang"; });
+         ASSERT_TRUE(glm.conflicts.empty()) << glm.conflicts[0].message;
+         std::string gt = quarkplan::plan_invocation(glm.plan, hf_analysis("glm-5")).serve["text"];
+         if (glm.plan["serve"]["pipeline_parallel_size"].get<int64_t>() > 1) {
+           EXPECT_NE(gt.find("--pp-size"), std::string::npos) << gt;
+           EXPECT_NE(gt.find("--nnodes"), std::string::npos) << gt;
+         }
+         // The size is the user's to raise (throughput), within what the model can be split into.
+         auto eight = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["serve.tensor_parallel_size"] = 8; });
+         EXPECT_EQ(eight.plan["serve"]["tensor_parallel_size"], 8);
+         auto three = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["serve.tensor_parallel_size"] = 3; });
+         ASSERT_EQ(three.status, PlanStatus::kConflict);
+         EXPECT_NE(three.conflicts[0].message.find("64 attention heads are not divisible by 3"), std::string::npos);
+         // Group-quantized layers whose input features no group divides (gpt-oss: 2880 = 22.5 x 128): named with the group that fits.
+         auto oss = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_128"; });
+         bool named = false;
+         for (const auto& k : oss.plan["risks"])
+           named = named || (k["rule"] == "torch.serve.parallel" && k["message"].get<std::string>().find("2880 input features") != std::string::npos &&
+                             k["recovery_hint"].get<std::string>().find("int4_wo_64") != std::string::npos);
+         EXPECT_TRUE(named) << oss.plan["risks"];
          // Fewer accelerators than serving needs: a high risk.
          auto few = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; r.choices["global_scheme"] = "ptpc_fp8"; });
          EXPECT_TRUE(has_risk(few, "torch.serve.parallel", "are available"));
