@@ -323,6 +323,7 @@ TEST(Report, OddShapesInTheAnalysisDegradeInsteadOfFailing) {
   plan["estimates"]["fit"] = Json::array({Json::object({{"accelerator", 3}, {"memory_bytes", -5}}), "x"});
   plan["estimates"]["weights"].push_back({{"scheme", 9}, {"bytes", "big"}});
   plan["calibration"] = "pileval";  // the invocation needs an object here
+  plan["device_strategy"] = "multi_gpu";  // (a file-to-file plan's command reads no calibration)
   std::string h;
   EXPECT_NO_THROW(h = render(plan, a));
   EXPECT_EQ(html_problem(h), "");

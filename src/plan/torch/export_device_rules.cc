@@ -187,6 +187,11 @@ void device_strategy(PlanState& s) {
     return;
   }
   if (fit.is_object()) gpus_needed = fit.value("calibration_accelerators", int64_t{1});
+  // quantize_quark.py's --multi_gpu is one process on one host: with no count given, a calibration that
+  // needs more GPUs than a node holds is planned for one node (catalog device_facts.gpus_per_node).
+  const int64_t node = s.cat.torch()["device_facts"].value("gpus_per_node", int64_t{8});
+  const int64_t have = s.accelerator_count > 0 ? s.accelerator_count : (gpus_needed > node ? node : 0);
+  const std::string have_text = s.accelerator_count > 0 ? available(have) : "one node holds " + std::to_string(node) + " (no --gpus given; --multi_gpu is one process on one host)";
   if (!want.empty()) {
     strategy = want;
     why = "Your choice";
@@ -227,32 +232,32 @@ void device_strategy(PlanState& s) {
   } else if (gpus_needed <= 1) {
     strategy = "single";
     why = fit.is_object() ? "Calibration fits one " + hw : "Single accelerator until the hardware is known";
-  } else if (f2f_eligible && s.accelerator_count > 0 && s.accelerator_count < gpus_needed) {
+  } else if (f2f_eligible && have > 0 && have < gpus_needed) {
     strategy = "file2file";
-    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + available(s.accelerator_count) + ": file-to-file quantization streams the shards instead (no calibration needed for " + (*sc)["name"].get<std::string>() + ")";
-  } else if (f2f_but_default_algorithm && s.accelerator_count > 0 && s.accelerator_count < gpus_needed) {
+    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + have_text + ": file-to-file quantization streams the shards instead (no calibration needed for " + (*sc)["name"].get<std::string>() + ")";
+  } else if (f2f_but_default_algorithm && have > 0 && have < gpus_needed) {
     // The default algorithm needs the whole model in memory, which the
     // accelerators available cannot hold: stream the shards without it.
     strategy = "file2file";
     std::string dropped = s.plan["algorithm"].get<std::string>();
-    why = "Calibration with " + dropped + " needs " + std::to_string(gpus_needed) + " x " + hw + " but " + available(s.accelerator_count) + ": file-to-file quantization streams the shards instead, without " + dropped;
+    why = "Calibration with " + dropped + " needs " + std::to_string(gpus_needed) + " x " + hw + " but " + have_text + ": file-to-file quantization streams the shards instead, without " + dropped;
     s.plan["algorithm"] = nullptr;
     s.reason("algorithm", "torch.device.strategy",
              "None: the default " + dropped + " needs the whole model in memory (" + std::to_string(gpus_needed) + " x " + hw + "), and file-to-file applies none");
     s.risk("torch.device.strategy", "medium",
-           (*sc)["name"].get<std::string>() + " without " + dropped + " rounds every weight to nearest: " + std::to_string(s.accelerator_count) + " x " + hw +
+           (*sc)["name"].get<std::string>() + " without " + dropped + " rounds every weight to nearest: " + std::to_string(have) + " x " + hw +
                " cannot hold the model for " + dropped + ".",
            "With " + std::to_string(gpus_needed) + " or more accelerators (--gpus), --algorithm " + dropped + " and device_strategy=multi_gpu.");
-  } else if (!f2f_eligible && algorithms_of(s).empty() && s.accelerator_count > 0 && s.accelerator_count < gpus_needed && per_block.is_object() &&
+  } else if (!f2f_eligible && algorithms_of(s).empty() && have > 0 && have < gpus_needed && per_block.is_object() &&
              pb_blocker.empty()) {
     // Static scales need calibration: Quark 0.13 calibrates block by block from CPU memory.
     strategy = "per_block";
-    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + available(s.accelerator_count) + ", and file-to-file cannot do " + f2f_blocker +
+    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + have_text + ", and file-to-file cannot do " + f2f_blocker +
           ": --quant_flow per_block keeps the model in CPU memory and calibrates one decoder block at a time on one GPU (the host needs the whole model's memory)";
-  } else if (!f2f_eligible && algorithms_of(s).empty() && s.accelerator_count > 0 && s.accelerator_count < gpus_needed) {
+  } else if (!f2f_eligible && algorithms_of(s).empty() && have > 0 && have < gpus_needed) {
     // Static scales need calibration: CPU offload is the one way that fits.
     strategy = "multi_device";
-    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + available(s.accelerator_count) + ", and file-to-file cannot do " + f2f_blocker + ": --multi_device offloads the rest to CPU memory (slow)";
+    why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but " + have_text + ", and file-to-file cannot do " + f2f_blocker + ": --multi_device offloads the rest to CPU memory (slow)";
   } else {
     strategy = "multi_gpu";
     why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " (--multi_gpu spreads the model)";

@@ -45,6 +45,11 @@ std::vector<Scenario> torch_fit_scenarios() {
          for (const auto& r : kv.plan["risks"])
            lever = lever || r["recovery_hint"].get<std::string>().rfind("The KV cache is", 0) == 0 && r["recovery_hint"].get<std::string>().find("--kv-cache fp8") != std::string::npos;
          EXPECT_TRUE(lever) << kv.plan["risks"];
+         // No count given: --multi_gpu is one process on one host, so a calibration beyond a node (8 GPUs)
+         // is planned for one node, never CUDA_VISIBLE_DEVICES=0..20.
+         auto node = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "h100"; });
+         EXPECT_NE(node.plan["device_strategy"], "multi_gpu");
+         EXPECT_NE(node.plan["reasons"]["device_strategy"].get<std::string>().find("one node holds 8"), std::string::npos) << node.plan["reasons"]["device_strategy"];
          // The user's own AWQ cannot be streamed: a high risk naming both counts.
          auto own = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; r.choices["algorithm"] = "awq"; });
          EXPECT_EQ(own.plan["device_strategy"], "multi_gpu");
