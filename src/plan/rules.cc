@@ -82,6 +82,7 @@ const std::vector<Rule>& rule_registry() {
       {"torch.moe.routers", "torch", "Quantized MoE routers are recorded as a high risk", torch_rules::moe_routers},
       {"torch.exclude.nothing_quantized", "torch", "A plan whose exclusions cover every Linear module is an error", torch_rules::nothing_quantized},
       {"torch.exclude.release_matching", "torch", "An exclusion that another Quark release would match differently is named", torch_rules::exclude_release_matching},
+      {"torch.kv_cache.layers_kept", "torch", "An FP8 KV cache needs the template's k/v projections quantized: excluded, Quark writes no KV scales", torch_rules::kv_layers_kept},
       {"torch.weight_stats.outliers", "torch", "Outlier-heavy modules found by --weight-stats are named with the fix", torch_rules::weight_outliers},
       {"torch.calibration.defaults", "torch", "Calibration pileval / 128 samples / seq_len 512 unless chosen or set by AMD's recipe", torch_rules::calibration},
       {"torch.evaluation_intent", "torch", "evaluation_intent is smoke unless chosen (none, smoke, full)", torch_rules::evaluation_intent},

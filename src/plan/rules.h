@@ -115,6 +115,7 @@ void lm_head_excluded(PlanState&);
 void moe_routers(PlanState&);
 void nothing_quantized(PlanState&);
 void exclude_release_matching(PlanState&);
+void kv_layers_kept(PlanState&);
 void weight_outliers(PlanState&);
 void layer_quant_config(PlanState&);
 void calibration(PlanState&);

@@ -346,6 +346,33 @@ void nothing_quantized(PlanState& s) {
             " Linear modules: the plan would quantize nothing (narrow --exclude, or omit it to use the template defaults)");
 }
 
+// An FP8 KV cache is calibrated on the template's k/v projections (kv_layers): when the exclusions
+// keep every one of them in 16-bit, Quark writes no KV scales and the runtime falls back to 1.0.
+void kv_layers_kept(PlanState& s) {
+  if (!s.plan["kv_cache_scheme"].is_string() || s.modules().empty()) return;
+  const Json* t = tmpl(s);
+  if (!t || !(*t)["kv_layers"].is_array() || (*t)["kv_layers"].empty()) return;
+  const auto& mods = s.modules();
+  const auto& ex = s.excluded();
+  size_t matched = 0, kept = 0;
+  for (const auto& p : (*t)["kv_layers"]) {
+    QuarkPattern pat(p.get<std::string>(), PatternMatch::kVerbatim);
+    for (size_t i = 0; i < mods.size(); ++i)
+      if (pat.matches(mods[i])) {
+        ++matched;
+        kept += (i < ex.size() && ex[i]) ? 0 : 1;
+      }
+  }
+  if (matched == 0 || kept > 0) return;
+  const std::string msg = "The FP8 KV cache is calibrated on the " + model_type(s) + " template's k/v projections (" + join(string_list((*t)["kv_layers"])) +
+                          "), and the exclusions keep all " + std::to_string(matched) +
+                          " of them in 16-bit: Quark writes no KV scales, so the runtime runs the FP8 cache with scale 1.0 (uncalibrated).";
+  if (s.choice("kv_cache_scheme"))
+    s.conflict("torch.kv_cache.layers_kept", "kv_cache_scheme", msg, "kv_cache_scheme=null (--kv-cache none), or exclusions that keep the k/v projections quantized");
+  else
+    s.risk("torch.kv_cache.layers_kept", "high", msg, "Keep the KV cache in 16-bit (--kv-cache none), or quantize the k/v projections.");
+}
+
 // The printed exclusions are for the plan's release: one another release would
 // match differently (0.12 also excludes the modules under a pattern, 0.13 matches
 // verbatim) is named, so the command is not run with the other Quark unawares.

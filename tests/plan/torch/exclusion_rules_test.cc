@@ -91,6 +91,23 @@ std::vector<Scenario> torch_exclusion_scenarios() {
          auto ok = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "h100"; });
          EXPECT_FALSE(cites(ok, "torch.moe.routers"));
        }},
+      {"torch.kv_cache.layers_kept", [] {
+         // DeepSeek's MLA caches through kv_b_proj: excluding all attention leaves the FP8 KV cache uncalibrated.
+         auto o = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) {
+           r.hardware = "mi355x";
+           r.choices["kv_cache_scheme"] = "fp8";
+           r.choices["exclude_layers"] = Json::array({"*self_attn*", "lm_head"});
+         });
+         ASSERT_EQ(o.status, PlanStatus::kConflict);
+         EXPECT_EQ(o.conflicts[0].rule, "torch.kv_cache.layers_kept");
+         // AMD's MXFP4 recipe on MI355X excludes the attention too: asked for an FP8 KV cache, the same finding.
+         auto recipe = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; r.choices["kv_cache_scheme"] = "fp8"; });
+         EXPECT_TRUE(cites(recipe, "torch.kv_cache.layers_kept"));
+         // So does the deepseek_v3 template itself (it excludes *self_attn*); a Llama keeps its k/v projections: no finding.
+         EXPECT_TRUE(cites(plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["kv_cache_scheme"] = "fp8"; }), "torch.kv_cache.layers_kept"));
+         auto ok = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["kv_cache_scheme"] = "fp8"; });
+         EXPECT_FALSE(cites(ok, "torch.kv_cache.layers_kept"));
+       }},
       {"torch.exclude.release_matching", [] {
          // A block name is all of layer 0 under 0.12 and nothing under 0.13: the 0.12 plan says so.
          auto o = plan(hf_analysis("llama-3.1-8b", "0.12.post1"), [](PlanRequest& r) {
