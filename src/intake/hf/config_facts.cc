@@ -105,7 +105,7 @@ void add_modality_and_hybrid_layer_risks(const hf::Config& cfg, Json& risks) {
   if (cfg.modalities.size() > 1)
     risks.push_back(make_risk("torch.intake.multimodal", "low",
                               "Multimodal model (" + std::to_string(cfg.modalities.size() - 1) + (cfg.modalities.size() == 2 ? " non-text tower" : " non-text towers") + "): only the language model is calibrated with text.",
-                              "Keep the vision/audio towers excluded (the template's defaults do) unless you calibrate them separately."));
+                              "Keep the vision/audio towers excluded unless you calibrate them separately: not every template's defaults do (mllama's leave the vision model in), so quarkplan plan adds the towers they leave in (torch.exclude.template_defaults)."));
   // Only the mixers that replace attention count (Nemotron-H's MoE and MLP
   // layers are neither attention nor state-space).
   size_t linear_attention = 0, mamba = 0;

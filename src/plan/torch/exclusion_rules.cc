@@ -79,6 +79,40 @@ bool is_router(PlanState& s, size_t i) {
 
 }  // namespace
 
+// The roots of the non-text towers (vision, audio, projector modules) that the template's own
+// exclusions leave quantized, as patterns that match them under the plan's release ("" roots skipped).
+std::vector<std::string> unexcluded_towers(PlanState& s) {
+  const auto& mods = s.modules();
+  if (mods.empty()) return {};
+  std::vector<QuarkPattern> defaults;
+  for (const auto& d : s.analysis["quantization_targets"]["exclude_defaults"])
+    if (d.is_string()) defaults.emplace_back(d.get<std::string>(), s.exclude_match());
+  std::vector<std::string> roots;
+  for (size_t i = 0; i < mods.size(); ++i) {
+    const std::string& role = s.module_roles[i];
+    if (role != "vision" && role != "audio" && role != "projector") continue;
+    bool excluded = false;
+    for (const auto& d : defaults) excluded = excluded || d.matches(mods[i]);
+    if (excluded) continue;
+    // The tower's root: the name up to the first component naming the tower, else the module itself.
+    std::string root = mods[i];
+    size_t start = 0;
+    while (start < mods[i].size()) {
+      size_t dot = mods[i].find('.', start);
+      std::string part = mods[i].substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (role != "projector" && (part.find("vision") != std::string::npos || part.find("visual") != std::string::npos || part.find("audio") != std::string::npos ||
+                                  part.find("tower") != std::string::npos || part.find("image") != std::string::npos)) {
+        root = mods[i].substr(0, dot) + ".*";
+        break;
+      }
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    if (std::find(roots.begin(), roots.end(), root) == roots.end()) roots.push_back(root);
+  }
+  return roots;
+}
+
 void exclude_layers(PlanState& s) {
   Json defaults = s.analysis["quantization_targets"]["exclude_defaults"];
   const Json* c = s.choice("exclude_layers");
@@ -94,6 +128,16 @@ void exclude_layers(PlanState& s) {
     s.plan["exclude_layers"] = defaults;
     s.reason("exclude_layers", "torch.exclude.template_defaults",
              "The " + model_type(s) + " template's defaults (" + join(string_list(defaults)) + "): --exclude_layers is omitted so they apply");
+    // Vision and audio towers the template leaves in would get static scales calibrated on text:
+    // they join the exclusions (AMD's multimodal cards quantize the language model only).
+    std::vector<std::string> towers = unexcluded_towers(s);
+    if (!towers.empty()) {
+      Json with = defaults;
+      for (const auto& t : towers) with.push_back(t);
+      list = with;
+      who = "The " + model_type(s) + " template's defaults (" + join(string_list(defaults)) + ") and the non-text towers they leave in (" + join(towers) +
+            ": calibration is text, and AMD's multimodal releases quantize the language model only)";
+    }
   }
   if (!list.is_null()) {
     if (!list.is_array()) {
@@ -159,7 +203,8 @@ void exclude_layers(PlanState& s) {
     std::vector<std::string> widened;
     for (const auto& r : rewritten) widened.push_back("'" + r + ".*'");
     s.reason("exclude_layers", "torch.exclude.template_defaults",
-             who + " REPLACES the template defaults (--exclude_layers is not additive)" +
+             who + (c || s.recipe ? " REPLACES the template defaults (--exclude_layers is not additive)"
+                                  : "; the printed --exclude_layers repeats the defaults, since the flag replaces them") +
                  (dropped.empty() ? std::string() : "; no longer excluded: " + join(dropped)) +
                  (widened.empty() ? std::string()
                                   : "; " + join(widened) + " added: the recipe was written for Quark before 0.13, which also excluded the modules under each pattern, and Quark " +

@@ -142,3 +142,25 @@ std::vector<Scenario> torch_exclusion_scenarios() {
 }
 
 }  // namespace qp_test::rule_scenarios
+
+namespace {
+// Multimodal models (issue #19 item 5): the non-text towers the template's defaults leave in are
+// excluded; a tower the template excludes already adds nothing; a user's own list is taken as given.
+TEST(Multimodal, TowersTheTemplateLeavesInAreExcluded) {
+  auto mllama = qp_test::rule_scenarios::plan(qp_test::hf_analysis("llama-3.2-90b-vision-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; });
+  const Json& ex = mllama.plan["exclude_layers"];
+  EXPECT_TRUE(std::count(ex.begin(), ex.end(), Json("model.vision_model.*"))) << ex;
+  EXPECT_TRUE(std::count(ex.begin(), ex.end(), Json("model.multi_modal_projector"))) << ex;
+  for (const char* d : {"*lm_head", "*patch_embedding", "multi_modal_projector"}) EXPECT_TRUE(std::count(ex.begin(), ex.end(), Json(d))) << d;
+  for (const char* m : {"gemma-3-27b-it-resaved", "qwen3-vl-30b-a3b-instruct"}) {
+    auto o = qp_test::rule_scenarios::plan(qp_test::hf_analysis(m), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; });
+    EXPECT_EQ(o.plan["exclude_layers"], qp_test::hf_analysis(m)["quantization_targets"]["exclude_defaults"]) << m;
+  }
+  auto own = qp_test::rule_scenarios::plan(qp_test::hf_analysis("llama-3.2-90b-vision-instruct"), [](PlanRequest& r) {
+    r.hardware = "mi300x";
+    r.gpus = 8;
+    r.choices["exclude_layers"] = Json::array({"*lm_head"});
+  });
+  EXPECT_EQ(own.plan["exclude_layers"], Json::array({"*lm_head"}));
+}
+}  // namespace
