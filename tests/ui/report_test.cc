@@ -117,6 +117,7 @@ const std::vector<Made>& plans() {
     }));
     v.push_back(made("llm-moe-no-fit", hf_analysis("deepseek-v3"), [](PlanRequest& r) {
       r.hardware = "mi300x";
+      r.goal = "size";  // (balanced keeps 8 bits: the FP8 source is served as it is)
       r.confirmed = true;
     }));
     v.push_back(made("draft", hf_analysis("qwen3-8b"), [](PlanRequest&) {}));

@@ -312,7 +312,10 @@ void choose_scheme(PlanState& s) {
     std::string smaller_than_source;
     double source_bits = source_bits_per_weight(s);
     auto below_source = [&](const std::string& c) { return smaller_than_source_bits(s, c, source_bits); };
-    if (source_bits > 0) {
+    // Only the goals that ask for a smaller model trade precision for it: balanced and accuracy keep
+    // their own choice, and a plan no smaller than the source becomes "serve the source as it is"
+    // (torch.pre_quantized.dequantized), never a coarser re-quantization.
+    if (source_bits > 0 && s.goal != "balanced" && s.goal != "accuracy") {
       auto smaller = [&](const std::vector<std::string>& list) {
         std::vector<std::string> out;
         for (const auto& c : list)

@@ -17,7 +17,7 @@ namespace qp_test::rule_scenarios {
 std::vector<Scenario> torch_fit_scenarios() {
   return {
       {"torch.fit.accelerators", [] {
-         auto o = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         auto o = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.goal = "size"; });
          const Json& fit = o.plan["estimates"]["fit"];
          EXPECT_FALSE(fit["fits"].get<bool>());
          EXPECT_GT(fit["calibration_accelerators"].get<int64_t>(), 1);
@@ -27,7 +27,7 @@ std::vector<Scenario> torch_fit_scenarios() {
          auto gcd = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "mi250x"; });
          EXPECT_NE(gcd.plan["risks"].dump().find("mi250x (64.0 GiB each)"), std::string::npos) << gcd.plan["risks"].dump();
          // Fewer accelerators than calibration needs: the default AWQ is left out and the shards are streamed.
-         auto few = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; });
+         auto few = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; r.goal = "size"; });
          EXPECT_EQ(few.plan["device_strategy"], "file2file");
          EXPECT_TRUE(few.plan["algorithm"].is_null());
          // Streamed, the calibration holds no whole model: only serving decides the fit, and the view says so.
@@ -47,11 +47,11 @@ std::vector<Scenario> torch_fit_scenarios() {
          EXPECT_TRUE(lever) << kv.plan["risks"];
          // No count given: --multi_gpu is one process on one host, so a calibration beyond a node (8 GPUs)
          // is planned for one node, never CUDA_VISIBLE_DEVICES=0..20.
-         auto node = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "h100"; });
+         auto node = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "h100"; r.goal = "size"; });
          EXPECT_NE(node.plan["device_strategy"], "multi_gpu");
          EXPECT_NE(node.plan["reasons"]["device_strategy"].get<std::string>().find("one node holds 8"), std::string::npos) << node.plan["reasons"]["device_strategy"];
          // The user's own AWQ cannot be streamed: a high risk naming both counts.
-         auto own = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; r.choices["algorithm"] = "awq"; });
+         auto own = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; r.goal = "size"; r.choices["algorithm"] = "awq"; });
          EXPECT_EQ(own.plan["device_strategy"], "multi_gpu");
          bool said = false;
          for (const auto& r : own.plan["risks"])

@@ -92,13 +92,15 @@ std::vector<Scenario> torch_serve_scenarios() {
          EXPECT_TRUE(has_risk(lqc, "torch.serve.loads", "bfp16"));
        }},
       {"torch.serve.parallel", [] {
-         // DeepSeek-V3 at FP8 on MI300X needs four GPUs to serve: 128 heads split four ways.
-         auto ds = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.choices["global_scheme"] = "ptpc_fp8"; });
+         // DeepSeek-V3 at INT4 on MI300X (its FP8 source served as it is would be the 8-bit answer) needs
+         // more than one GPU to serve: 128 heads split evenly.
+         auto ds = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.goal = "size"; });
          ASSERT_TRUE(ds.conflicts.empty()) << ds.conflicts[0].message;
          int64_t need = ds.plan["estimates"]["fit"]["deployment_accelerators"];
          int64_t tp = ds.plan["serve"]["tensor_parallel_size"];
          EXPECT_GE(tp * ds.plan["serve"]["pipeline_parallel_size"].get<int64_t>(), need);
          EXPECT_EQ(128 % tp, 0);
+         EXPECT_GT(tp, 1);
          EXPECT_NE(quarkplan::plan_invocation(ds.plan, hf_analysis("deepseek-v3")).serve["text"].get<std::string>().find("--tensor-parallel-size " + std::to_string(tp)),
                    std::string::npos);
          // The runtime reserves the KV cache for the context the plan sized, not the model's maximum.
@@ -125,7 +127,7 @@ std::vector<Scenario> torch_serve_scenarios() {
                              k["recovery_hint"].get<std::string>().find("int4_wo_64") != std::string::npos);
          EXPECT_TRUE(named) << oss.plan["risks"];
          // Fewer accelerators than serving needs: a high risk.
-         auto few = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; r.choices["global_scheme"] = "ptpc_fp8"; });
+         auto few = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 1; r.goal = "size"; });
          EXPECT_TRUE(has_risk(few, "torch.serve.parallel", "are available"));
        }},
   };

@@ -33,15 +33,22 @@ std::vector<Scenario> torch_source_scenarios() {
        }},
       {"torch.pre_quantized.dequantized", [] {
          // gpt-oss-20b ships MXFP4 experts: Quark loads it dequantized to BF16, so
-         // calibration needs the BF16 size. The default is a native scheme smaller
-         // than the source; an FP8 plan the user asks for is larger, and says so.
-         auto dflt = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         // calibration needs the BF16 size. Balanced would keep 8 bits, larger than the
+         // source: the outcome is serving the source as it is (exit 2, said so). The size
+         // goal's default is a native scheme smaller than the source; an FP8 plan the user
+         // insists on is larger, and says so.
+         auto bal = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         ASSERT_EQ(bal.status, PlanStatus::kConflict);
+         EXPECT_EQ(bal.conflicts[0].rule, "torch.pre_quantized.dequantized");
+         EXPECT_EQ(bal.conflicts[0].alternative.rfind("serve the source as it is (vllm serve ", 0), 0u) << bal.conflicts[0].alternative;
+         auto dflt = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.goal = "size"; });
          EXPECT_EQ(dflt.plan["global_scheme"], "int4_wo_128");
-         EXPECT_NE(dflt.plan["reasons"]["global_scheme"].get<std::string>().find("smaller than the mxfp4 source"), std::string::npos);
+         EXPECT_LT(dflt.plan["estimates"]["weights"][1]["bytes"].get<uint64_t>(), dflt.plan["estimates"]["weights"][0]["bytes"].get<uint64_t>());
          ASSERT_EQ(dflt.plan["estimates"]["weights"][1]["scheme"], "int4_wo_128");  // [0] is the original
          EXPECT_LT(dflt.plan["estimates"]["weights"][1]["bytes"].get<uint64_t>(), dflt.plan["estimates"]["weights"][0]["bytes"].get<uint64_t>());
          auto o = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) {
            r.hardware = "mi300x";
+           r.insist = true;
            r.choices["global_scheme"] = "fp8";
          });
          ASSERT_NE(o.status, PlanStatus::kRefused);
