@@ -216,7 +216,8 @@ void add_estimates(PlanState& s) {
              (!fp8_kv && kvb * 2 >= deploy ? "The KV cache is " + format_bytes(kvb) + " of it: an FP8 KV cache (--kv-cache fp8) halves that, " +
                                                   std::to_string(count(static_cast<uint64_t>(chosen_bytes) + kvb / 2)) + " x " + hw + " then; or d"
                                            : std::string("D")) +
-                 "eploy with tensor parallelism over " + std::to_string(deploy_n) + " accelerators, pick a smaller scheme, or shorten the context (--context).");
+                 "eploy with tensor parallelism over at least " + std::to_string(deploy_n) +
+                 " accelerators (the serve command's size: one the model's heads divide), pick a smaller scheme, or shorten the context (--context).");
     // With a known count, the device_strategy row judges it (it knows whether the shards can be streamed instead).
     if (calib_n > 1 && have == 0)
       s.risk("torch.fit.accelerators", "medium",

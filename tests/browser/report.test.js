@@ -137,7 +137,9 @@ async function checkReport(browser, c, report) {
   page.on('request', (r) => { if (!/^(file|data):/.test(r.url())) problems.push(`network request to ${r.url()}`); });
   await page.goto('file://' + report.html);
 
-  const shot = await page.screenshot({ fullPage: true });
+  // A full-page screenshot of a long report can take a while on a loaded two-core machine (the
+  // real-Quark tests run beside this one): a generous limit, so only a page that never renders fails.
+  const shot = await page.screenshot({ fullPage: true, timeout: 180000 });
   const ink = await inkOf(browser, shot);
   if (ink.ink < 0.03 || ink.colours < 8) problems.push(`the screenshot looks blank (ink ${ink.ink.toFixed(3)}, ${ink.colours} colours)`);
 

@@ -413,9 +413,9 @@ void kv_layers_kept(PlanState& s) {
                           "), and the exclusions keep all " + std::to_string(matched) +
                           " of them in 16-bit: Quark writes no KV scales, so the runtime runs the FP8 cache with scale 1.0 (uncalibrated).";
   if (s.choice("kv_cache_scheme"))
-    s.conflict("torch.kv_cache.layers_kept", "kv_cache_scheme", msg, "kv_cache_scheme=null (--kv-cache none), or exclusions that keep the k/v projections quantized");
+    s.conflict("torch.kv_cache.layers_kept", "kv_cache_scheme", msg, "kv_cache_scheme=null (--kv-cache none)");
   else
-    s.risk("torch.kv_cache.layers_kept", "high", msg, "Keep the KV cache in 16-bit (--kv-cache none), or quantize the k/v projections.");
+    s.risk("torch.kv_cache.layers_kept", "high", msg, "Keep the KV cache in 16-bit (--kv-cache none).");
 }
 
 // The printed exclusions are for the plan's release: one another release would

@@ -247,7 +247,9 @@ void device_strategy(PlanState& s) {
     s.risk("torch.device.strategy", "medium",
            (*sc)["name"].get<std::string>() + " without " + dropped + " rounds every weight to nearest: " + std::to_string(have) + " x " + hw +
                " cannot hold the model for " + dropped + ".",
-           "With " + std::to_string(gpus_needed) + " or more accelerators (--gpus), --algorithm " + dropped + " and device_strategy=multi_gpu.");
+           gpus_needed <= node ? "With " + std::to_string(gpus_needed) + " or more accelerators (--gpus), --algorithm " + dropped + " and device_strategy=multi_gpu."
+                               : "Calibrating with " + dropped + " needs " + std::to_string(gpus_needed) + " x " + hw + ", more than one host's " + std::to_string(node) +
+                                     " (--multi_gpu is one process): accept round-to-nearest, or pick a scheme " + dropped + " needs less memory for.");
   } else if (!f2f_eligible && algorithms_of(s).empty() && have > 0 && have < gpus_needed && per_block.is_object() &&
              pb_blocker.empty()) {
     // Static scales need calibration: Quark 0.13 calibrates block by block from CPU memory.
@@ -262,6 +264,11 @@ void device_strategy(PlanState& s) {
     strategy = "multi_gpu";
     why = "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " (--multi_gpu spreads the model)";
   }
+  if (strategy == "multi_gpu" && std::max(s.accelerator_count, gpus_needed) > node && hw != "cpu")
+    s.risk("torch.device.strategy", "high",
+           "--multi_gpu spreads one process over the GPUs of one host, which holds " + std::to_string(node) + ": calibration needs " + std::to_string(gpus_needed) + " x " + hw +
+               (s.accelerator_count > node ? " and " + std::to_string(s.accelerator_count) + " were given (--gpus)" : "") + ".",
+           "Stream it instead: device_strategy=file2file (no calibration, no algorithm) or per_block (static scales, Quark 0.13), or a smaller scheme.");
   if (strategy == "multi_gpu" && s.accelerator_count > 0 && s.accelerator_count < gpus_needed)
     s.risk("torch.device.strategy", "high",
            "Calibration needs " + std::to_string(gpus_needed) + " x " + hw + " but only " + available(s.accelerator_count) + " (" +

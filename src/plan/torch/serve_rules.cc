@@ -232,7 +232,7 @@ void serve_loads(PlanState& s) {
         s.risk("torch.serve.loads", "medium", label(s) + " loads " + what + " only in its newest code: " + (*l.entry)["since"].get<std::string>() + ".",
                "Serve with a " + label(s) + " that has it" + [&] {
                  std::string alt = loadable_alternative(s, sch);
-                 return alt.empty() ? std::string(".") : ", or plan " + alt + ", which every " + label(s) + " release loads.";
+                 return alt.empty() || servable(s, alt) != "loads" ? std::string(".") : ", or plan " + alt + ", which every " + label(s) + " release loads.";
                }());
       } else {
         loaded.push_back(what + (l.level == "emulated" ? " (emulated)" : ""));
