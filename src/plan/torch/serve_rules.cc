@@ -192,7 +192,8 @@ void serve_loads(PlanState& s) {
   Json env = Json::object();
   std::vector<std::string> loaded, recent;
   for (const auto& [kind, schemes] : used)
-    for (const auto& [sch, n] : schemes) {
+    for (const auto& [scheme_name, n] : schemes) {
+      const std::string sch = scheme_name;  // a named copy: clang's C++20 lets no lambda capture a structured binding
       RuntimeLoad l = runtime_load(*s.runtime, s.platform, kind, sch);
       const std::string src = l.entry ? (*l.entry)["source"].get<std::string>() : "catalog/runtimes.json lists no such scheme for " + kind_text(kind);
       const std::string decision = sch == global ? "global_scheme" : "layer_quant_config";
