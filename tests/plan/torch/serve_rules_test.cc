@@ -33,9 +33,10 @@ std::vector<Scenario> torch_serve_scenarios() {
   return {
       {"torch.serve.runtime", [] {
          // The default follows the export, then the platform.
-         for (const auto& [hw, exp, runtime] : std::vector<std::tuple<std::string, std::string, std::string>>{
+         for (const auto& [hw_name, exp_name, runtime] : std::vector<std::tuple<std::string, std::string, std::string>>{
                   {"mi300x", "", "vllm"}, {"mi355x", "", "vllm"}, {"h100", "", "vllm"}, {"a100", "", "vllm"}, {"mi250x", "", "vllm"},
                   {"cpu", "", "transformers"}, {"ryzen-ai", "", "ort-genai"}, {"cpu", "gguf", "llama.cpp"}, {"mi300x", "onnx", ""}}) {
+           const std::string hw = hw_name, exp = exp_name;  // named copies: clang's C++20 lets no lambda capture a structured binding
            auto o = plan(hf_analysis("mistral-7b-v0.3"), [&](PlanRequest& r) { r.hardware = hw; r.export_format = exp; });
            EXPECT_EQ(o.plan["serve_runtime"], runtime.empty() ? Json(nullptr) : Json(runtime)) << hw << " " << exp;
          }
