@@ -49,7 +49,7 @@ case "${1:-}" in
     phase build
     scripts/fetch_models.sh gutenye silero-vad >/dev/null
     phase fetch
-    out="$root/build/demo"; rm -rf "$out"; mkdir -p "$out"/{ocr_det,ocr_phoenix,ocr_strix,silero,qwen3,qwen3_mi300x,llama_ryzen_ai,qwen3_a100,deepseek}
+    out="$root/build/demo"; rm -rf "$out"; mkdir -p "$out"/{ocr_det,ocr_phoenix,ocr_strix,silero,qwen3,qwen3_mi300x,llama_ryzen_ai,qwen3_a100,qwen3_moe_mi300x,deepseek}
     q=build/quarkplan
     # A plan is confirmed (0) or a draft (3, open questions printed); anything else stops the demo.
     run_plan() { local rc=0; "$q" plan "$@" || rc=$?; [ "$rc" = 0 ] || [ "$rc" = 3 ] || { echo "demo: quarkplan plan exited $rc" >&2; exit "$rc"; }; }
