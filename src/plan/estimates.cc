@@ -119,16 +119,6 @@ void add_estimates(PlanState& s) {
                                       "; excluded and non-Linear tensors at " + std::to_string(static_cast<int>(float_bits)) + " bits"}});
   }
   est["weights"] = weights;
-  // A plan that makes an already-quantized model larger gains nothing a user would sign: the
-  // outcome is serving the source as it is, unless the user insists.
-  if (chosen_bytes > 0 && pre_quantized && chosen_bytes > static_cast<double>(original_bytes))
-    s.conflict("torch.pre_quantized.dequantized", "global_scheme",
-               "The planned " + s.plan["global_scheme"].get<std::string>() + " model (" + format_bytes(static_cast<uint64_t>(chosen_bytes)) +
-                   ") is larger than its already-quantized source (" + format_bytes(original_bytes) + ", " + m["pre_quantized"].get<std::string>() +
-                   "): re-quantizing it gains nothing.",
-               "serve the source as it is (" + std::string(s.runtime ? (*s.runtime)["serve"]["command"].get<std::string>() + " " : "") + m.value("model_path", std::string("MODEL")) +
-                   "), quantize the original BF16 checkpoint, or --goal size for a scheme smaller than the source");
-
   // KV cache: from the structure's facts (attention layers only; windowed
   // layers keep at most their window), else the plain GQA formula.
   const Json& a = m.value("architecture", Json::object());

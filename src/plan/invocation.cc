@@ -91,6 +91,8 @@ Json follow_up(const Json& plan, const Catalog& cat, const std::string& model) {
   return {{"tool", t["command"]}, {"why", t["label"].get<std::string>() + "; it needs " + t["needs"].get<std::string>()}, {"args", a}, {"text", text + "\n"}};
 }
 
+}  // namespace
+
 // The command that serves Quark's output with the plan's runtime (plan["serve"], decided by
 // the torch.serve.* rules; the command's shape is catalog/runtimes.json's serve section).
 Json serve_command(const Json& plan, const Catalog& cat, const std::string& output_dir, const std::string& model_type) {
@@ -140,8 +142,6 @@ Json serve_command(const Json& plan, const Catalog& cat, const std::string& outp
   for (const auto& [k, v] : env) env_json[k] = v;
   return {{"runtime", name}, {"label", (*r)["label"]}, {"program", program}, {"env", env_json}, {"args", args}, {"text", t + "\n"}};
 }
-
-}  // namespace
 
 Invocation plan_invocation(const Json& plan, const Json& analysis, const std::string& catalog_dir) {
   const Catalog& cat = Catalog::for_plan(plan, catalog_dir);

@@ -30,6 +30,10 @@ struct Invocation {
 Invocation plan_invocation(const Json& plan, const Json& analysis, const std::string& catalog_dir = "");
 
 class Catalog;
+// How to serve `model_dir` with the plan's runtime (plan["serve"], catalog/runtimes.json's serve
+// section): {runtime, label, program, env, args, text}, or null when the plan names no runtime.
+Json serve_command(const Json& plan, const Catalog& cat, const std::string& model_dir, const std::string& model_type);
+
 // The ONNX half (invocation_onnx.cc): the Python Quark runs, as text, and the
 // same as fields (route, qconfig or legacy, and every Quark name it uses).
 Invocation onnx_invocation(const Json& plan, const Json& analysis, const Catalog& cat);

@@ -46,6 +46,13 @@ const std::vector<std::string>& PlanState::modules() {
   return module_names;
 }
 
+bool PlanState::is_router(size_t i) {
+  const std::string& m = modules()[i];
+  if (i < module_roles.size() && !module_roles[i].empty()) return module_roles[i] == "router";
+  auto last = m.substr(m.rfind('.') + 1);  // no role known: the names routers go by
+  return last == "gate" || last == "router" || m.find("shared_expert_gate") != std::string::npos;
+}
+
 const std::vector<char>& PlanState::excluded() {
   const auto& mods = modules();
   const Json& list = plan.contains("exclude_layers") ? plan["exclude_layers"] : Json::array();
@@ -54,12 +61,18 @@ const std::vector<char>& PlanState::excluded() {
   for (const auto& p : list)
     if (p.is_string()) excl.emplace_back(p.get<std::string>(), exclude_match());
   excluded_cache.assign(mods.size(), 0);
-  for (size_t i = 0; i < mods.size(); ++i)
+  for (size_t i = 0; i < mods.size(); ++i) {
+    // Some transformers versions wrap a router's weight in a child Linear ("mlp.gate.linear"),
+    // which is what Quark's templates ("*mlp.gate.linear") and AMD's recipes ("*mlp.gate.*")
+    // exclude: either name covers the router.
+    bool router = is_router(i);
+    std::string child = router ? mods[i] + ".linear" : std::string();
     for (const auto& p : excl)
-      if (p.matches(mods[i])) {
+      if (p.matches(mods[i]) || (router && p.matches(child))) {
         excluded_cache[i] = 1;
         break;
       }
+  }
   excluded_for = list;
   return excluded_cache;
 }

@@ -90,6 +90,7 @@ struct PlanState {
 
   const Json* choice(const std::string& key) const { return req.choice(key); }
   const std::vector<std::string>& modules();
+  bool is_router(size_t i);  // module i routes tokens to experts (its role, else its name)
   // Which modules plan["exclude_layers"] leaves in full precision (computed
   // once per exclusion list: matching 45,000 module names is the costly part).
   const std::vector<char>& excluded();

@@ -99,6 +99,7 @@ void template_required(PlanState&);
 void remote_code(PlanState&);
 void resolve_hardware(PlanState&);
 void amd_recipe(PlanState&);
+void recipe_differences(PlanState&);
 void choose_scheme(PlanState&);
 void scheme_hardware(PlanState&);
 void scheme_risky(PlanState&);
@@ -126,6 +127,7 @@ void device_strategy(PlanState&);
 void serve_runtime(PlanState&);
 void serve_loads(PlanState&);
 void serve_parallel(PlanState&);
+void serve_source(PlanState&);
 }  // namespace torch_rules
 
 }  // namespace quarkplan

@@ -103,7 +103,7 @@ TEST(TorchDecisionGuide, EveryHardwareAndGoalDefaultsToANativeScheme) {
         if (too_big_for_the_pc) {
           ASSERT_FALSE(o.conflicts.empty()) << hw << " " << model;
           EXPECT_EQ(o.conflicts[0].rule, "torch.hardware.resolve");
-        } else if (!o.conflicts.empty() && o.conflicts[0].rule == "torch.pre_quantized.dequantized") {
+        } else if (!o.conflicts.empty() && o.conflicts[0].rule == "torch.pre_quantized.serve_source") {
           // The FP8 DeepSeek-V3 source where the goal keeps 8 bits: serving the source as it is.
           EXPECT_EQ(model, std::string("deepseek-v3")) << hw << " " << goal;
           EXPECT_TRUE(std::string(goal).empty() || std::string(goal) == "balanced" || std::string(goal) == "accuracy") << hw << " " << goal;

@@ -388,7 +388,7 @@ void every_hardware_goal_and_export(const std::string& release) {
   // The only conflicts without a user choice: GGUF asked for a model type Quark's GGUF writer lacks,
   // an export Ryzen AI's flow cannot take, and MoE models far beyond what a Ryzen AI PC runs.
   // An already-quantized source that a goal keeping 8 bits would make larger: served as it is.
-  EXPECT_EQ(t.conflict_rules, (std::set<std::string>{"torch.export.format", "torch.hardware.resolve", "torch.pre_quantized.dequantized"}));
+  EXPECT_EQ(t.conflict_rules, (std::set<std::string>{"torch.export.format", "torch.hardware.resolve", "torch.pre_quantized.serve_source"}));
   EXPECT_GE(t.hardware.size(), accelerators.size());
   EXPECT_TRUE(t.exports.count("gguf") && t.exports.count("onnx") && t.exports.count("hf_format"));
   EXPECT_TRUE(t.kv);

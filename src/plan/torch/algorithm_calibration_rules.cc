@@ -292,6 +292,13 @@ void evaluation_intent(PlanState& s) {
                  ", so evaluating would run code you have not approved (--trust-remote-code allows it; --skip_evaluation)");
     return;
   }
+  if (s.recipe && s.recipe->value("skip_evaluation", false)) {
+    s.plan["evaluation_intent"] = "none";
+    s.reason("evaluation_intent", "torch.evaluation_intent",
+             "none: AMD's recipe (" + s.recipe_name + ") quantizes with --skip_evaluation and publishes the accuracy of the served checkpoint instead; " +
+                 "evaluate the served result the same way (lm-eval against the serve command below)");
+    return;
+  }
   std::string flags = join(string_list(s.cat.torch()["evaluation_flags"]["smoke"]), " ");
   s.reason("evaluation_intent", "torch.evaluation_intent",
            "Quark's planning guide: smoke, a quick perplexity check after quantization" + (flags.empty() ? std::string() : " (" + flags + "; full evaluates every wikitext sample)"));

@@ -70,12 +70,7 @@ bool pattern_matches_something(PlanState& s, const std::string& what, const std:
 const std::vector<char>& excluded_mask(PlanState& s) { return s.excluded(); }
 
 // Module i is an MoE router (by the structure's role, else by the usual names).
-bool is_router(PlanState& s, size_t i) {
-  const std::string& m = s.modules()[i];
-  if (!s.module_roles[i].empty()) return s.module_roles[i] == "router";
-  auto last = m.substr(m.rfind('.') + 1);
-  return last == "gate" || last == "router" || m.find("shared_expert_gate") != std::string::npos;
-}
+bool is_router(PlanState& s, size_t i) { return s.is_router(i); }
 
 }  // namespace
 
@@ -336,25 +331,11 @@ void lm_head_excluded(PlanState& s) {
 void moe_routers(PlanState& s) {
   if (!model(s).value("is_moe", false)) return;
   const auto& mods = s.modules();
-  std::vector<char> excluded = excluded_mask(s);
-  // Some transformers versions wrap a router's weight in a child Linear
-  // ("mlp.gate.linear"), which is what Quark's templates ("*mlp.gate.linear")
-  // and AMD's recipes ("*mlp.gate.*") exclude: either form covers the router.
-  std::vector<QuarkPattern> excl;
-  for (const auto& p : s.plan["exclude_layers"])
-    if (p.is_string()) excl.emplace_back(p.get<std::string>(), s.exclude_match());
-  auto covered = [&](const std::string& m) {
-    std::string child = m + ".linear";
-    for (const auto& p : excl)
-      if (p.matches(m) || p.matches(child)) return true;
-    return false;
-  };
+  const std::vector<char>& excluded = excluded_mask(s);  // a router's ".linear" child counts
   size_t quantized = 0;
   std::string example;
   for (size_t i = 0; i < mods.size(); ++i) {
-    bool router = is_router(s, i);
-    if (router && !excluded[i] && covered(mods[i])) excluded[i] = 1;
-    if (router && !excluded[i]) {
+    if (is_router(s, i) && !excluded[i]) {
       ++quantized;
       if (example.empty()) example = mods[i];
     }

@@ -226,9 +226,15 @@ void device_strategy(PlanState& s) {
   } else if (hw == "ryzen-ai") {
     strategy = "single";
     why = "Quantization runs on a Linux machine with an AMD Instinct or NVIDIA GPU (Ryzen AI's 'Preparing OGA Models' step 1); the Ryzen AI PC runs the exported model";
-  } else if (s.recipe && s.recipe->value("file2file", false) && f2f_eligible) {
+  } else if (s.recipe && s.recipe->value("device_strategy", "") == "file2file" && f2f_eligible) {
     strategy = "file2file";
     why = "AMD's recipe (" + s.recipe_name + "): file-to-file, shard by shard (about one shard in memory)";
+  } else if (f2f_eligible && gpus_needed > 1 && model(s)["pre_quantized"] == "fp8") {
+    // An FP8 source loaded whole is dequantized to 16-bit first, for a scheme that calibrates nothing:
+    // file-to-file dequantizes and re-quantizes it shard by shard with the same result.
+    strategy = "file2file";
+    why = "The fp8 source loaded whole is dequantized to 16-bit (" + std::to_string(gpus_needed) + " x " + hw + "), and " +
+          (*sc)["name"].get<std::string>() + " calibrates nothing: file-to-file dequantizes and quantizes it shard by shard instead (about one shard in memory, same weights)";
   } else if (gpus_needed <= 1) {
     strategy = "single";
     why = fit.is_object() ? "Calibration fits one " + hw : "Single accelerator until the hardware is known";

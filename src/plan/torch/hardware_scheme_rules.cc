@@ -94,10 +94,11 @@ double source_bits_per_weight(const PlanState& s) {
   return 8.0 * static_cast<double>(m.value("size_bytes", uint64_t{0})) / static_cast<double>(m["total_params"].get<uint64_t>());
 }
 
-// Whether `scheme` is meaningfully (half a bit) smaller than the source; true when there is no source size.
+// Whether `scheme` is meaningfully (catalog pre_quantized_gain: half a bit) smaller than the source; true when there is no source size.
 bool smaller_than_source_bits(const PlanState& s, const std::string& scheme, double source_bits) {
   const Json* x = s.cat.torch_scheme(scheme);
-  return source_bits <= 0 || (x && (*x)["bits_per_weight"].get<double>() < source_bits - 0.5);
+  const double margin = s.cat.torch()["pre_quantized_gain"].value("min_bits_per_weight", 0.5);
+  return source_bits <= 0 || (x && (*x)["bits_per_weight"].get<double>() < source_bits - margin);
 }
 
 // The first candidate the accelerator runs natively and the serving runtime loads for every
@@ -225,6 +226,67 @@ void amd_recipe(PlanState& s) {
                  r["command"].get<std::string>());
     return;
   }
+}
+
+namespace {
+// A row's reason without the rule tags it ends with ("... [torch.x.y]").
+std::string reason_text(const PlanState& s, const std::string& key) {
+  if (!s.reasons.contains(key) || !s.reasons[key].is_string()) return "";
+  std::string t = s.reasons[key];
+  if (auto tag = t.find(" [torch."); tag != std::string::npos) t.resize(tag);
+  return t;
+}
+std::string strategy_text(const PlanState& s, const std::string& st) {
+  if (st == "multi_gpu") return "--multi_gpu";
+  if (st == "file2file") return s.cat.file2file_flag_text();
+  if (st == "per_block") return "--quant_flow per_block";
+  if (st == "multi_device") return "--multi_device";
+  if (st == "cpu") return "--device cpu";
+  return "one GPU";
+}
+// A reason continued after "because": its first word in lower case, unless it is a name ("AMD's", "FP8").
+std::string decap(std::string t) {
+  if (t.size() > 1 && std::isupper(static_cast<unsigned char>(t[0])) && std::islower(static_cast<unsigned char>(t[1])))
+    t[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(t[0])));
+  return t;
+}
+std::string value_text(const Json& v) { return v.is_null() ? "none" : v.is_string() ? v.get<std::string>() : v.dump(); }
+}  // namespace
+
+// Everything AMD's card does that the plan does not, named with the plan's reason: a recipe is
+// applied whole, or the difference is said ("AMD's card: X; this plan: Y, because ...").
+void recipe_differences(PlanState& s) {
+  if (!s.recipe) return;
+  const Json& r = *s.recipe;
+  std::vector<std::string> diffs;
+  auto differ = [&](const std::string& card, const std::string& plan, const std::string& because) {
+    diffs.push_back("AMD's card: " + card + "; this plan: " + plan + (because.empty() ? "" : ", because " + because));
+  };
+  const Json& m = model(s);
+  if (r.contains("quantized_from") && m["pre_quantized"].is_string())
+    differ("quantized from " + r["quantized_from"].get<std::string>(), "from the " + m["pre_quantized"].get<std::string>() + " checkpoint as stored",
+           "that is the model given (the result is bounded by its quality; convert it to BF16 first to match the card)");
+  const std::string strategy = s.plan.value("device_strategy", "");
+  if (r.contains("device_strategy") && r["device_strategy"].is_string() && !strategy.empty() && r["device_strategy"] != strategy)
+    differ(strategy_text(s, r["device_strategy"]), strategy_text(s, strategy), decap(reason_text(s, "device_strategy")));
+  if (r.value("skip_evaluation", false) && s.plan.value("evaluation_intent", "none") != "none")
+    differ("--skip_evaluation", s.plan["evaluation_intent"].get<std::string>() + " evaluation", decap(reason_text(s, "evaluation_intent")));
+  if (r.contains("kv_cache") && value_text(r["kv_cache"]) != value_text(s.plan.value("kv_cache_scheme", Json(nullptr))))
+    differ("KV cache " + value_text(r["kv_cache"]), "KV cache " + value_text(s.plan.value("kv_cache_scheme", Json(nullptr))), decap(reason_text(s, "kv_cache_scheme")));
+  if (r.contains("algorithm") && value_text(r["algorithm"]) != value_text(s.plan.value("algorithm", Json(nullptr))))
+    differ("algorithm " + value_text(r["algorithm"]), "algorithm " + value_text(s.plan.value("algorithm", Json(nullptr))), decap(reason_text(s, "algorithm")));
+  if (strategy != "file2file") {
+    const Json cal = s.plan.value("calibration", Json::object());
+    if (r.contains("num_calib_data") && cal.is_object() && cal.contains("num_calib_data") && cal["num_calib_data"] != r["num_calib_data"])
+      differ(r["num_calib_data"].dump() + " calibration samples", cal["num_calib_data"].dump(), decap(reason_text(s, "calibration.num_calib_data")));
+    if (r.contains("dataset") && cal.is_object() && cal.contains("dataset") && cal["dataset"] != r["dataset"])
+      differ("calibration on " + value_text(r["dataset"]), value_text(cal["dataset"]), decap(reason_text(s, "calibration.dataset")));
+  }
+  if (s.choice("exclude_layers") && r.contains("exclude_layers") && r["exclude_layers"].is_array())
+    differ("--exclude_layers " + join(string_list(r["exclude_layers"]), " "), "your exclusions", "you chose them (--exclude replaces the card's)");
+  if (r.value("trust_remote_code", false) && !s.plan.value("trust_remote_code", false))
+    differ("--trust_remote_code", "--no_trust_remote_code", decap(reason_text(s, "trust_remote_code")));
+  if (!diffs.empty()) s.reason("amd_recipe.differences", "torch.recipe.differences", join(diffs, "; "));
 }
 
 void choose_scheme(PlanState& s) {

@@ -9,7 +9,9 @@
 #include <set>
 
 #include "common/strings.h"
+#include "common/units.h"
 #include "intake/module_names.h"
+#include "plan/invocation.h"
 #include "plan/rules.h"
 #include "plan/torch/rule_helpers.h"
 
@@ -399,6 +401,50 @@ void serve_parallel(PlanState& s) {
                (pp > 1 ? " x pipeline " + std::to_string(pp) : "") + "), but " + std::to_string(s.accelerator_count) + " are available (" + s.accelerator_count_source + ").",
            "Plan a smaller scheme, an FP8 KV cache or a shorter context (--context), or serve on more accelerators.");
   s.reason("serve.tensor_parallel_size", "torch.serve.parallel", text);
+}
+
+// Re-quantizing an already-quantized source pays only when the result is meaningfully smaller
+// (half a bit per weight): otherwise the outcome is serving the source as it is, with the command
+// that serves it (this plan's runtime, parallel size and flags, on the source folder).
+void serve_source(PlanState& s) {
+  const Json& m = model(s);
+  if (!m["pre_quantized"].is_string() || !s.plan.contains("estimates") || !s.plan["estimates"].is_object()) return;
+  const Json weights = s.plan["estimates"].value("weights", Json::array());
+  if (!weights.is_array() || weights.size() < 2) return;
+  const double source_bits = weights[0].value("bits_per_weight_effective", 0.0), plan_bits = weights[1].value("bits_per_weight_effective", 0.0);
+  const double margin = s.cat.torch()["pre_quantized_gain"].value("min_bits_per_weight", 0.5);
+  if (source_bits <= 0 || plan_bits <= 0 || plan_bits <= source_bits - margin) return;
+  const std::string form = m["pre_quantized"], path = m.value("model_path", std::string("MODEL"));
+  char bits[64];
+  std::snprintf(bits, sizeof bits, "%.2f bits per weight against the source's %.2f", plan_bits, source_bits);
+  std::string serve = "serve the source as it is";
+  if (Json cmd = serve_command(s.plan, s.cat, path, model_type(s)); cmd.is_object()) {
+    // One line: the variables, the program and its arguments (quoted where a shell needs it).
+    std::string text;
+    for (auto& [k, v] : cmd["env"].items()) text += k + "=" + v.get<std::string>() + " ";
+    text += cmd["program"].get<std::string>();
+    for (const auto& a : cmd["args"]) {
+      const std::string& w = a.get_ref<const std::string&>();
+      text += w.find_first_of(" '\"();*") == std::string::npos ? " " + w : " '" + w + "'";
+    }
+    serve += " (" + text + ")";
+  }
+  // AMD's own re-quantization at this size, where it publishes one: from the 16-bit original.
+  std::string amd;
+  for (const auto& r : s.cat.torch()["amd_recipes"]) {
+    const Json* rs = s.cat.torch_scheme(r["scheme"]);
+    if (!rs || !std::count(r["model_types"].begin(), r["model_types"].end(), model_type(s)) ||
+        !std::count(r["hardware"].begin(), r["hardware"].end(), hw_name(s)) || (*rs)["bits_per_weight"].get<double>() <= source_bits - margin)
+      continue;
+    amd = " (AMD publishes " + r["scheme"].get<std::string>() + " of this family as " + r["id"].get<std::string>() +
+          (r.contains("quantized_from") ? ", made from " + r["quantized_from"].get<std::string>() : std::string()) + ": " + r["command"].get<std::string>() + ")";
+    break;
+  }
+  s.conflict("torch.pre_quantized.serve_source", "global_scheme",
+             "The planned " + s.plan["global_scheme"].get<std::string>() + " model (" + format_bytes(weights[1].value("bytes", uint64_t{0})) + ", " + bits +
+                 ") is not half a bit per weight smaller than its already-quantized source (" + format_bytes(weights[0].value("bytes", uint64_t{0})) + ", " + form +
+                 "): re-quantizing it gains nothing and is bounded by the " + form + " source's quality.",
+             serve + "; or quantize the 16-bit original" + amd + (s.goal == "size" ? std::string() : std::string("; or --goal size for a scheme smaller than the source")));
 }
 
 }  // namespace torch_rules

@@ -44,6 +44,39 @@ std::vector<Scenario> torch_hardware_scheme_scenarios() {
          EXPECT_EQ(own.plan["global_scheme"], "int8");
          EXPECT_TRUE(own.plan["kv_cache_scheme"].is_null());
        }},
+      {"torch.recipe.differences", [] {
+         // AMD's DeepSeek-R1 MXFP4 card quantized a BF16 conversion with --multi_gpu and --skip_evaluation. Given the FP8
+         // release, the plan skips evaluation as the card does, streams the FP8 shards file to file, and says both differences.
+         auto ds = plan(hf_analysis("deepseek-r1"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; r.trust_remote_code = true; });
+         ASSERT_TRUE(ds.conflicts.empty()) << ds.conflicts[0].message;
+         EXPECT_EQ(ds.plan["evaluation_intent"], "none");
+         EXPECT_EQ(ds.plan["device_strategy"], "file2file");
+         std::string why;
+         for (const auto& row : ds.decision_table)
+           if (row["key"] == "global_scheme") why = row["reason"];
+         EXPECT_NE(why.find("AMD's card: quantized from a BF16 conversion of the FP8 release"), std::string::npos) << why;
+         EXPECT_NE(why.find("AMD's card: --multi_gpu; this plan: --quant_flow file2file, because"), std::string::npos) << why;
+         EXPECT_NE(why.find("[torch.recipe.differences]"), std::string::npos);
+         // The user's evaluation against the card's --skip_evaluation is named with its reason.
+         auto ev = plan(hf_analysis("deepseek-r1"), [](PlanRequest& r) {
+           r.hardware = "mi355x";
+           r.gpus = 8;
+           r.trust_remote_code = true;
+           r.choices["evaluation_intent"] = "smoke";
+           r.choices["device_strategy"] = "multi_gpu";
+         });
+         std::string evw;
+         for (const auto& row : ev.decision_table)
+           if (row["key"] == "global_scheme") evw = row["reason"];
+         EXPECT_NE(evw.find("AMD's card: --skip_evaluation; this plan: smoke evaluation, because your choice"), std::string::npos) << evw;
+         EXPECT_EQ(evw.find("AMD's card: --multi_gpu;"), std::string::npos) << evw;  // the same strategy: nothing to say
+         // A recipe followed whole says nothing more.
+         auto llama = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_FALSE(cites(llama, "torch.recipe.differences"));
+         // MiniMax's card runs the repository's code; a plan without that approval says why it differs.
+         auto mm = plan(hf_analysis("minimax-m2.7"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; });
+         if (cites(mm, "torch.recipe.amd") && !mm.plan["trust_remote_code"].get<bool>()) EXPECT_TRUE(cites(mm, "torch.recipe.differences"));
+       }},
       {"torch.hardware.resolve", [] {
          auto o = plan(hf_analysis("qwen3-8b"));
          EXPECT_EQ(o.status, PlanStatus::kDraft);

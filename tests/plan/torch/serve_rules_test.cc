@@ -2,7 +2,7 @@
 // tests/plan/rules_test.cc as All/RuleScenario.Fires/<rule>), and the class checks over the
 // corpus: every default plan is one its runtime loads, and its serve command's parallel size is
 // one the model can be split into.
-// Rules: torch.serve.runtime, torch.serve.loads, torch.serve.parallel.
+// Rules: torch.serve.runtime, torch.serve.loads, torch.serve.parallel, torch.pre_quantized.serve_source.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -91,6 +91,35 @@ std::vector<Scenario> torch_serve_scenarios() {
          // The runtime's layer overrides count: an override to a scheme vLLM refuses is named as such.
          auto lqc = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["layer_quant_config.*mlp*"] = "bfp16"; r.insist = true; });
          EXPECT_TRUE(has_risk(lqc, "torch.serve.loads", "bfp16"));
+       }},
+      {"torch.pre_quantized.serve_source", [] {
+         // Every pre-quantized form, where the goal keeps its size: the outcome is serving the source, with its command.
+         struct Case { const char* model; const char* hw; const char* goal; };
+         for (const Case& c : {Case{"qwen3-30b-a3b-fp8", "mi300x", ""}, Case{"deepseek-v3", "h100", "balanced"}, Case{"gpt-oss-120b", "mi355x", "size"},
+                               Case{"gpt-oss-20b", "h100", ""}}) {
+           auto o = plan(hf_analysis(c.model), [&](PlanRequest& r) { r.hardware = c.hw; r.goal = c.goal; });
+           ASSERT_EQ(o.status, PlanStatus::kConflict) << c.model << " " << c.hw;
+           ASSERT_EQ(o.conflicts[0].rule, "torch.pre_quantized.serve_source") << o.conflicts[0].message;
+           EXPECT_NE(o.conflicts[0].message.find("is not half a bit per weight smaller"), std::string::npos) << o.conflicts[0].message;
+           EXPECT_EQ(o.conflicts[0].alternative.rfind("serve the source as it is (", 0), 0u) << o.conflicts[0].alternative;
+           EXPECT_NE(o.conflicts[0].alternative.find(std::string("tests/data/hf/") + c.model), std::string::npos) << o.conflicts[0].alternative;
+           EXPECT_EQ(o.conflicts[0].alternative.find("--goal size") != std::string::npos, std::string(c.goal) != "size") << o.conflicts[0].alternative;
+         }
+         // Its command is the plan's: the parallel size a 640 GiB model needs (more than one MI300X), on the source folder.
+         auto ds = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; });
+         ASSERT_EQ(ds.status, PlanStatus::kConflict);
+         EXPECT_NE(ds.conflicts[0].alternative.find("vllm serve "), std::string::npos) << ds.conflicts[0].alternative;
+         EXPECT_NE(ds.conflicts[0].alternative.find("tests/data/hf/deepseek-v3 --tensor-parallel-size "), std::string::npos) << ds.conflicts[0].alternative;
+         // AMD's own 8-bit release of the family is named, as made from the 16-bit original.
+         auto r1 = plan(hf_analysis("deepseek-r1"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; r.goal = "accuracy"; });
+         ASSERT_EQ(r1.status, PlanStatus::kConflict);
+         EXPECT_NE(r1.conflicts[0].alternative.find("amd/DeepSeek-R1-0528-ptpc"), std::string::npos) << r1.conflicts[0].alternative;
+         // Half a bit smaller or more is a plan: DeepSeek-V3's FP8 at MXFP4 on MI355X.
+         auto mx = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; });
+         EXPECT_TRUE(mx.conflicts.empty()) << mx.conflicts[0].message;
+         // Insisting keeps the plan with a high risk.
+         auto keep = plan(hf_analysis("qwen3-30b-a3b-fp8"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "fp8"; r.insist = true; });
+         EXPECT_TRUE(has_risk(keep, "torch.pre_quantized.serve_source", "not half a bit"));
        }},
       {"torch.serve.parallel", [] {
          // DeepSeek-V3 at INT4 on MI300X (its FP8 source served as it is would be the 8-bit answer) needs

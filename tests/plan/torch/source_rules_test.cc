@@ -39,7 +39,7 @@ std::vector<Scenario> torch_source_scenarios() {
          // insists on is larger, and says so.
          auto bal = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
          ASSERT_EQ(bal.status, PlanStatus::kConflict);
-         EXPECT_EQ(bal.conflicts[0].rule, "torch.pre_quantized.dequantized");
+         EXPECT_EQ(bal.conflicts[0].rule, "torch.pre_quantized.serve_source");
          EXPECT_EQ(bal.conflicts[0].alternative.rfind("serve the source as it is (vllm serve ", 0), 0u) << bal.conflicts[0].alternative;
          auto dflt = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.goal = "size"; });
          EXPECT_EQ(dflt.plan["global_scheme"], "int4_wo_128");
@@ -54,10 +54,11 @@ std::vector<Scenario> torch_source_scenarios() {
          ASSERT_NE(o.status, PlanStatus::kRefused);
          bool load = false, larger = false;
          for (const auto& r : o.plan["risks"]) {
-           if (r["rule"] != "torch.pre_quantized.dequantized") continue;
+           if (r["rule"] != "torch.pre_quantized.dequantized" && r["rule"] != "torch.pre_quantized.serve_source") continue;
            EXPECT_EQ(r["severity"], "high");
            load = load || r["message"].get<std::string>().find("dequantizes it to BF16 on load") != std::string::npos;
-           larger = larger || r["message"].get<std::string>().find("is larger than its already-quantized source") != std::string::npos;
+           larger = larger || (r["rule"] == "torch.pre_quantized.serve_source" &&
+                               r["message"].get<std::string>().find("is not half a bit per weight smaller than its already-quantized source") != std::string::npos);
          }
          EXPECT_TRUE(load);
          EXPECT_TRUE(larger);
