@@ -52,6 +52,33 @@ void print_onnx(const Catalog& c, const ui::Style& st) {
                 list(a["compatible_families"]).c_str(), a["description"].get<std::string>().c_str());
 }
 
+// The runtimes that serve Torch plans (plan --serve), what each loader takes per layer kind, and
+// the default per platform (catalog/runtimes.json).
+void print_runtimes(const Catalog& c, const ui::Style& st) {
+  const Json& r = c.runtimes();
+  std::printf("\n%s\n", st.bold("Serving runtimes (plan --serve; loads = the loader takes it, recent = only its newest code)").c_str());
+  for (const auto& rt : r["runtimes"]) {
+    std::printf("  %-13s %s; exports: %s; platforms: %s\n", rt["name"].get<std::string>().c_str(), rt["label"].get<std::string>().c_str(),
+                list(rt.value("exports", Json::array())).c_str(), list(rt.value("platforms", Json::array())).c_str());
+    const Json loads = rt.value("loads", Json::object());  // a named copy: items() of a temporary dangles
+    for (auto& [kind, entries] : loads.items()) {
+      std::map<std::string, std::vector<std::string>> by_level;
+      for (const auto& e : entries) {
+        std::string where = e.contains("platforms") ? " on " + list(e["platforms"]) : "";
+        by_level[e.value("level", "loads")].push_back(list(e["schemes"]) + where);
+      }
+      for (const char* level : {"loads", "recent", "emulated", "refused"})
+        if (by_level.count(level)) std::printf("      %-9s %-8s %s\n", kind.c_str(), level, join(by_level[level], "; ").c_str());
+    }
+  }
+  std::vector<std::string> defaults;
+  for (const auto& d : r.value("defaults", Json::array())) {
+    std::string when = d.contains("export") ? d["export"].get<std::string>() + " export" : d.contains("platforms") ? list(d["platforms"]) : "otherwise";
+    defaults.push_back(when + " -> " + (d["runtime"].is_string() ? d["runtime"].get<std::string>() : std::string("none")));
+  }
+  std::printf("  default: %s\n", join(defaults).c_str());
+}
+
 void print_torch(const Catalog& c, const ui::Style& st) {
   const Json& t = c.torch();
   std::printf("%s  (Quark %s)\n", st.bold("Torch schemes (--quant_scheme)").c_str(), t["quark_version"].get<std::string>().c_str());
@@ -79,6 +106,7 @@ void print_torch(const Catalog& c, const ui::Style& st) {
     std::printf("  %-14s %-8s %s GiB, native: %s\n", a["name"].get<std::string>().c_str(), a["arch"].get<std::string>().c_str(),
                 a["memory_gib"].is_number() ? a["memory_gib"].dump().c_str() : "-", join(native).c_str());
   }
+  print_runtimes(c, st);
 }
 
 // What one part of the catalog changed from release `before` to `after`: the
@@ -161,6 +189,7 @@ int run_catalog_command(const CatalogArgs& a) {
       if (a.flow.empty() || a.flow == "torch") {
         j["torch"] = c.torch();
         j["hardware"] = c.hardware();
+        j["runtimes"] = c.runtimes();
       }
       std::fputs(dump_json(j).c_str(), stdout);
       return kExitOk;

@@ -225,6 +225,21 @@ TEST(CatalogCommand, ListsBothFlowsAndJson) {
   EXPECT_EQ(run_quarkplan({"catalog", "tensorflow"}).exit_code, 2);
 }
 
+// The serving runtimes plan --serve takes: each one's loader per layer kind, and the defaults.
+TEST(CatalogCommand, ListsTheServingRuntimes) {
+  RunResult r = run_quarkplan({"catalog", "torch"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string& o = r.out;
+  size_t at = o.find("Serving runtimes (plan --serve");
+  ASSERT_NE(at, std::string::npos);
+  for (const char* rt : {"\n  vllm ", "\n  sglang ", "\n  llama.cpp ", "\n  ort-genai ", "\n  transformers "}) EXPECT_NE(o.find(rt, at), std::string::npos) << rt;
+  // vLLM's MoE loader: FP8 everywhere, INT4-FP8 on ROCm, MXFP4 only on gfx950.
+  EXPECT_NE(o.find("experts   loads    fp8, ptpc_fp8; int4_fp8 on rocm; mxfp4, mxfp4_weight_only, mxfp4_fp8 on rocm-gfx950", at), std::string::npos) << o.substr(at);
+  EXPECT_NE(o.find("default: gguf export -> llama.cpp", at), std::string::npos);
+  Json j = Json::parse(run_quarkplan({"catalog", "torch", "--json"}).out);
+  EXPECT_EQ(j["runtimes"]["runtimes"].size(), 5u);
+}
+
 // The releases, the one shown, and what it changed from the one before, computed from the catalogs.
 TEST(CatalogCommand, ShowsTheReleasesAndWhatChanged) {
   RunResult now = run_quarkplan({"catalog", "torch"});
