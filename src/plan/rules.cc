@@ -91,6 +91,7 @@ const std::vector<Rule>& rule_registry() {
       {"torch.calibration.data", "torch", "--calib-data none makes a draft unless the plan runs file-to-file (quantize_quark.py loads a dataset in every other mode)", torch_rules::calibration_data},
       {"torch.serve.loads", "torch", "Every planned layer kind (dense, MoE experts, KV cache) is one the serving runtime's loader takes; else a conflict naming the closest it loads", torch_rules::serve_loads},
       {"torch.serve.parallel", "torch", "The serve command's tensor/pipeline-parallel size: the fewest accelerators that hold the model, at a size its heads and group-quantized layers divide into", torch_rules::serve_parallel},
+      {"torch.serve.fused_shards", "torch", "Modules the serving runtime fuses (q/k/v, gate/up) get one scheme or one exclusion; else a conflict naming the offenders and the repair", torch_rules::fused_shards},
       {"torch.pre_quantized.serve_source", "torch", "A plan not half a bit per weight smaller than its already-quantized source is a conflict: serve the source as it is (its serve command)", torch_rules::serve_source},
       {"torch.recipe.differences", "torch", "Every way the plan departs from the AMD recipe it follows is named with the plan's reason", torch_rules::recipe_differences},
   };

@@ -128,6 +128,7 @@ void serve_runtime(PlanState&);
 void serve_loads(PlanState&);
 void serve_parallel(PlanState&);
 void serve_source(PlanState&);
+void fused_shards(PlanState&);
 }  // namespace torch_rules
 
 }  // namespace quarkplan

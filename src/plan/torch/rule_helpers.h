@@ -47,6 +47,11 @@ bool runtime_on_platform(const Json& runtime, const std::string& platform);
 // The plan's runtime's worst level for `scheme` over the layer kinds the model has ("loads" when
 // no runtime is resolved): what a default must keep at "loads" (or "recent" when nothing loads).
 std::string servable(const PlanState& s, const std::string& scheme);
+// The scheme each module of s.modules() gets: the first layer_quant_config pattern naming it
+// (matched verbatim, as Quark matches them), else the global scheme; "" for an excluded module.
+std::vector<std::string> module_schemes(PlanState& s);
+// A runtime's error text with its "<layer>" placeholder filled in.
+std::string replace_layer(std::string text, const std::string& layer);
 
 }  // namespace detail
 }  // namespace torch_rules

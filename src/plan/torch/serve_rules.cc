@@ -62,6 +62,32 @@ std::string servable(const PlanState& s, const std::string& scheme) {
   return worst;
 }
 
+std::string replace_layer(std::string text, const std::string& layer) {
+  if (auto at = text.find("<layer>"); at != std::string::npos) text.replace(at, 7, layer);
+  return text;
+}
+
+std::vector<std::string> module_schemes(PlanState& s) {
+  const auto& mods = s.modules();
+  const auto& ex = s.excluded();
+  const std::string global = s.plan["global_scheme"].is_string() ? s.plan["global_scheme"].get<std::string>() : "";
+  std::vector<std::pair<std::string, QuarkPattern>> overrides;
+  const Json lqc = s.plan.value("layer_quant_config", Json::object());
+  for (auto& [p, v] : lqc.items())
+    if (v.is_string()) overrides.emplace_back(v.get<std::string>(), QuarkPattern(p, PatternMatch::kVerbatim));
+  std::vector<std::string> out(mods.size());
+  for (size_t i = 0; i < mods.size(); ++i) {
+    if (i < ex.size() && ex[i]) continue;
+    out[i] = global;
+    for (const auto& [x, p] : overrides)
+      if (p.matches(mods[i])) {
+        out[i] = x;
+        break;
+      }
+  }
+  return out;
+}
+
 }  // namespace detail
 
 namespace {
@@ -167,26 +193,12 @@ void serve_loads(PlanState& s) {
   s.plan.erase("serve");
   if (!s.runtime || !s.plan["global_scheme"].is_string() || !s.conflicts.empty()) return;
   const std::string global = s.plan["global_scheme"];
-  // Which scheme each planned layer kind gets: the first layer_quant_config pattern that names
-  // the module (matched verbatim, as Quark matches them), else the global scheme; excluded
-  // modules stay in 16-bit and need nothing from the runtime.
-  std::vector<std::pair<std::string, QuarkPattern>> overrides;
-  const Json lqc = s.plan.value("layer_quant_config", Json::object());
-  for (auto& [p, v] : lqc.items())
-    if (v.is_string()) overrides.emplace_back(v.get<std::string>(), QuarkPattern(p, PatternMatch::kVerbatim));
+  // Which scheme each planned layer kind gets; excluded modules stay in 16-bit and need nothing from the runtime.
   std::map<std::string, std::map<std::string, size_t>> used;  // kind -> scheme -> modules
   const auto& mods = s.modules();
-  const auto& ex = s.excluded();
-  for (size_t i = 0; i < mods.size(); ++i) {
-    if (i < ex.size() && ex[i]) continue;
-    std::string kind = s.module_roles[i] == "expert" ? "experts" : "dense", sch = global;
-    for (const auto& [x, p] : overrides)
-      if (p.matches(mods[i])) {
-        sch = x;
-        break;
-      }
-    ++used[kind][sch];
-  }
+  const std::vector<std::string> schemes_of = module_schemes(s);
+  for (size_t i = 0; i < mods.size(); ++i)
+    if (!schemes_of[i].empty()) ++used[s.module_roles[i] == "expert" ? "experts" : "dense"][schemes_of[i]];
   if (mods.empty()) {  // no module names: every kind the model has takes the global scheme
     used["dense"][global] = 1;
     if (model(s).value("is_moe", false)) used["experts"][global] = 1;
@@ -304,21 +316,11 @@ void serve_parallel(PlanState& s) {
   int64_t need = fit.is_object() ? fit.value("deployment_accelerators", int64_t{1}) : 1;
   // Group-quantized row-parallel layers: each rank's share of the input features must hold whole groups.
   const auto& mods = s.modules();
-  const auto& ex = s.excluded();
+  const std::vector<std::string> schemes_of = module_schemes(s);
   std::map<std::pair<uint64_t, int64_t>, std::vector<std::string>> row_shapes;  // (in_features, group) -> modules
-  std::vector<std::pair<std::string, QuarkPattern>> overrides;
-  const Json lqc = s.plan.value("layer_quant_config", Json::object());
-  for (auto& [p, v] : lqc.items())
-    if (v.is_string()) overrides.emplace_back(v.get<std::string>(), QuarkPattern(p, PatternMatch::kVerbatim));
   for (size_t i = 0; i < mods.size(); ++i) {
-    if ((i < ex.size() && ex[i]) || !row_parallel(mods[i]) || s.module_shapes[i].second == 0) continue;
-    std::string sch = s.plan["global_scheme"];
-    for (const auto& [x, p] : overrides)
-      if (p.matches(mods[i])) {
-        sch = x;
-        break;
-      }
-    if (int64_t g = group_of(s, sch); g > 0) row_shapes[{s.module_shapes[i].second, g}].push_back(mods[i]);
+    if (schemes_of[i].empty() || !row_parallel(mods[i]) || s.module_shapes[i].second == 0) continue;
+    if (int64_t g = group_of(s, schemes_of[i]); g > 0) row_shapes[{s.module_shapes[i].second, g}].push_back(mods[i]);
   }
   std::string why_not;
   auto valid = [&](int64_t tp, bool note) {
@@ -401,6 +403,72 @@ void serve_parallel(PlanState& s) {
                (pp > 1 ? " x pipeline " + std::to_string(pp) : "") + "), but " + std::to_string(s.accelerator_count) + " are available (" + s.accelerator_count_source + ").",
            "Plan a smaller scheme, an FP8 KV cache or a shorter context (--context), or serve on more accelerators.");
   s.reason("serve.tensor_parallel_size", "torch.serve.parallel", text);
+}
+
+// The runtime fuses some modules into one layer (q/k/v into qkv_proj, gate/up into gate_up_proj):
+// its loader raises unless every shard has the same scheme, or all are excluded. Offenders are
+// grouped by what differs, with the repair that makes each group whole.
+void fused_shards(PlanState& s) {
+  if (!s.runtime || !s.runtime->contains("fused_shards") || !s.plan["global_scheme"].is_string()) return;
+  const Json& fs = (*s.runtime)["fused_shards"];
+  const auto& mods = s.modules();
+  if (mods.empty()) return;
+  const std::vector<std::string> schemes_of = module_schemes(s);
+  std::map<std::string, std::string> shard_to_fused;
+  for (auto& [fused, shards] : fs["groups"].items())
+    for (const auto& sh : shards) shard_to_fused[sh.get<std::string>()] = fused;
+  // parent.fused -> shard -> scheme ("" excluded)
+  std::map<std::string, std::map<std::string, std::string>> layers;
+  for (size_t i = 0; i < mods.size(); ++i) {
+    size_t dot = mods[i].rfind('.');
+    if (dot == std::string::npos) continue;
+    auto it = shard_to_fused.find(mods[i].substr(dot + 1));
+    if (it != shard_to_fused.end()) layers[mods[i].substr(0, dot + 1) + it->second][mods[i].substr(dot + 1)] = schemes_of[i];
+  }
+  // Offenders by what differs ("q_proj fp8, k_proj 16-bit, v_proj fp8" under "self_attn"), with the layers it happens in.
+  std::map<std::string, std::vector<std::string>> offenders;
+  std::map<std::string, std::map<std::string, std::string>> example;
+  for (const auto& [layer, shards] : layers) {
+    std::set<std::string> distinct;
+    for (const auto& [sh, sch] : shards) distinct.insert(sch);
+    if (distinct.size() < 2) continue;
+    std::string parent = layer.substr(0, layer.rfind('.')), block = parent.substr(parent.rfind('.') + 1), sig = block + ":";
+    for (const auto& [sh, sch] : shards) sig += " " + sh + " " + (sch.empty() ? "16-bit" : sch);
+    offenders[sig].push_back(layer);
+    example[sig] = shards;
+  }
+  if (offenders.empty()) return;
+  std::vector<std::string> said, repairs;
+  for (const auto& [sig, where] : offenders) {
+    const auto& shards = example[sig];
+    std::string parent = where.front().substr(0, where.front().rfind('.')), block = parent.substr(parent.rfind('.') + 1);
+    std::vector<std::string> parts, quantized, kept;
+    const std::string fused = where.front().substr(where.front().rfind('.') + 1);
+    std::vector<std::pair<std::string, std::string>> ordered;  // in the runtime's shard order (q, k, v)
+    for (const auto& sh : fs["groups"][fused])
+      if (shards.count(sh.get<std::string>())) ordered.emplace_back(sh.get<std::string>(), shards.at(sh.get<std::string>()));
+    for (const auto& [sh, sch] : ordered) {
+      parts.push_back(sh + " " + (sch.empty() ? "in 16-bit" : sch));
+      (sch.empty() ? kept : quantized).push_back(sh);
+    }
+    said.push_back(std::to_string(where.size()) + " x " + where.front().substr(where.front().rfind('.') + 1) + " (" + where.front() + (where.size() > 1 ? ", ..." : "") +
+                   "): " + join(parts));
+    // The cheapest repair: exclude the fewer shards' partners (all in 16-bit), else one scheme for all.
+    if (!kept.empty()) {
+      std::vector<std::string> add;
+      for (const auto& q : quantized) add.push_back("'*" + block + "." + q + "'");
+      repairs.push_back("exclude all of " + block + "'s " + join(quantized) + " too (add " + join(add, " ") + " to the exclusions) or none of " + join(kept));
+    } else {
+      std::vector<std::string> flags;
+      for (const auto& [sh, sch] : ordered) flags.push_back("'*" + block + "." + sh + "'");
+      repairs.push_back("give " + join(flags, ", ") + " one scheme (--layer-scheme PATTERN=SCHEME for each, or none)");
+    }
+  }
+  const std::string decision = s.choice("layer_quant_config") || !s.plan.value("layer_quant_config", Json::object()).empty() ? "layer_quant_config" : "exclude_layers";
+  s.conflict("torch.serve.fused_shards", decision,
+             label(s) + " fuses these modules into one layer and refuses shards with different schemes ('" +
+                 replace_layer(fs["error"].get<std::string>(), offenders.begin()->second.front()) + "'): " + join(said, "; ") + ".",
+             join(repairs, "; "));
 }
 
 // Re-quantizing an already-quantized source pays only when the result is meaningfully smaller

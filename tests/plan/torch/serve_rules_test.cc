@@ -2,7 +2,7 @@
 // tests/plan/rules_test.cc as All/RuleScenario.Fires/<rule>), and the class checks over the
 // corpus: every default plan is one its runtime loads, and its serve command's parallel size is
 // one the model can be split into.
-// Rules: torch.serve.runtime, torch.serve.loads, torch.serve.parallel, torch.pre_quantized.serve_source.
+// Rules: torch.serve.runtime, torch.serve.loads, torch.serve.parallel, torch.serve.fused_shards, torch.pre_quantized.serve_source.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -91,6 +91,39 @@ std::vector<Scenario> torch_serve_scenarios() {
          // The runtime's layer overrides count: an override to a scheme vLLM refuses is named as such.
          auto lqc = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["layer_quant_config.*mlp*"] = "bfp16"; r.insist = true; });
          EXPECT_TRUE(has_risk(lqc, "torch.serve.loads", "bfp16"));
+       }},
+      {"torch.serve.fused_shards", [] {
+         // Every fused group vLLM builds, split by an exclusion or by a per-layer scheme, across families.
+         struct Case { const char* model; const char* hw; std::vector<std::string> exclude; std::string layer; const char* fused; };
+         for (const Case& c : {Case{"llama-3.1-8b", "mi300x", {"*k_proj"}, "", "qkv_proj"},
+                               Case{"qwen3-8b", "mi355x", {}, "*gate_proj", "gate_up_proj"},
+                               Case{"mistral-7b-v0.3", "h100", {"lm_head", "*v_proj"}, "", "qkv_proj"},
+                               Case{"deepseek-v3", "mi355x", {"*lm_head", "*mlp.gate", "*kv_a_proj_with_mqa"}, "", "fused_qkv_a_proj"}}) {
+           auto o = plan(hf_analysis(c.model), [&](PlanRequest& r) {
+             r.hardware = c.hw;
+             r.gpus = 8;
+             if (!c.exclude.empty()) r.choices["exclude_layers"] = c.exclude;
+             if (!c.layer.empty()) r.choices["layer_quant_config." + c.layer] = "mxfp4";
+           });
+           ASSERT_EQ(o.status, PlanStatus::kConflict) << c.model;
+           bool named = false;
+           for (const auto& k : o.conflicts)
+             named = named || (k.rule == "torch.serve.fused_shards" && k.message.find(std::string(" x ") + c.fused + " (") != std::string::npos);
+           EXPECT_TRUE(named) << c.model << ": " << o.conflicts[0].message;
+         }
+         // The repair makes the group whole; applied, the plan is confirmed.
+         auto whole = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.choices["exclude_layers"] = Json::array({"lm_head", "*self_attn.q_proj", "*self_attn.k_proj", "*self_attn.v_proj"});
+         });
+         EXPECT_TRUE(whole.conflicts.empty()) << whole.conflicts[0].message;
+         // A runtime that fuses nothing (transformers on a CPU) has nothing to say about it.
+         auto cpu = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "cpu"; r.choices["exclude_layers"] = Json::array({"*k_proj"}); });
+         for (const auto& k : cpu.conflicts) EXPECT_NE(k.rule, "torch.serve.fused_shards");
+         EXPECT_FALSE(cites(cpu, "torch.serve.fused_shards"));
+         // --insist keeps the split as a high risk.
+         auto kept = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["exclude_layers"] = Json::array({"*k_proj"}); r.insist = true; });
+         EXPECT_TRUE(has_risk(kept, "torch.serve.fused_shards", "q_proj fp8, k_proj in 16-bit, v_proj fp8"));
        }},
       {"torch.pre_quantized.serve_source", [] {
          // Every pre-quantized form, where the goal keeps its size: the outcome is serving the source, with its command.
