@@ -1,6 +1,7 @@
 #include "plan/estimates.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <tuple>
 
@@ -24,6 +25,19 @@ double dtype_bits(const std::string& dtype) {
   if (dtype == "float32") return 32;
   if (dtype.rfind("float8", 0) == 0) return 8;
   return 16;
+}
+
+// A module of a multi-token-prediction layer: its role says so, or it sits in a decoder layer past
+// the model's num_hidden_layers (DeepSeek-V3 stores its MTP layer as model.layers.61).
+bool is_mtp_module(const std::string& name, const std::string& role, int64_t num_hidden_layers) {
+  if (role == "mtp") return true;
+  if (num_hidden_layers <= 0) return false;
+  size_t at = name.find("layers.");
+  if (at == std::string::npos || (at > 0 && name[at - 1] != '.')) return false;
+  size_t digits = at + 7, end = digits;
+  while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+  if (end == digits || end - digits > 6) return false;
+  return std::stoll(name.substr(digits, end - digits)) >= num_hidden_layers;
 }
 
 }  // namespace
@@ -88,7 +102,9 @@ void add_estimates(PlanState& s) {
       if (!excluded[i])
         for (const auto& [p, sch] : override_patterns)
           if (p.matches(names[i])) override_scheme[i] = sch;
-  double chosen_bytes = 0;
+  double chosen_bytes = 0, mtp_bytes = 0;
+  const Json declared_layers = m.value("num_hidden_layers", Json(0));
+  const int64_t num_layers = declared_layers.is_number_integer() ? declared_layers.get<int64_t>() : 0;
   for (size_t si = 0; si < schemes.size(); ++si) {
     const Json* sc = s.cat.torch_scheme(schemes[si]);
     if (!sc || names.empty() || total == 0) continue;
@@ -99,19 +115,25 @@ void add_estimates(PlanState& s) {
       return std::pair<double, double>{(*j)["bits_per_weight"].get<double>(), j->value("per_row_scale_bits", 0.0)};
     };
     auto [base, row] = props(sc);
+    double mtp = 0;  // bits of the multi-token-prediction layers, which serving loads only for speculative decoding
     for (size_t i = 0; i < names.size(); ++i) {
       double p = static_cast<double>(shapes[i].first);
+      const double before = bits;
       if (excluded[i]) {
         bits += p * float_bits;
-        continue;
+      } else {
+        double b = base, r = row;
+        if (si == 0 && override_scheme[i]) std::tie(b, r) = props(override_scheme[i]);
+        bits += p * (b + (r > 0 && shapes[i].second ? r / static_cast<double>(shapes[i].second) : 0.0));
+        if (tied[i]) bits += p * float_bits;  // the embedding it was tied to stays in float
       }
-      double b = base, r = row;
-      if (si == 0 && override_scheme[i]) std::tie(b, r) = props(override_scheme[i]);
-      bits += p * (b + (r > 0 && shapes[i].second ? r / static_cast<double>(shapes[i].second) : 0.0));
-      if (tied[i]) bits += p * float_bits;  // the embedding it was tied to stays in float
+      if (is_mtp_module(names[i], i < s.module_roles.size() ? s.module_roles[i] : "", num_layers)) mtp += bits - before;
     }
     double bytes = bits / 8;
-    if (si == 0) chosen_bytes = bytes;
+    if (si == 0) {
+      chosen_bytes = bytes;
+      mtp_bytes = mtp / 8;
+    }
     weights.push_back({{"scheme", schemes[si]},
                        {"bytes", static_cast<uint64_t>(bytes)},
                        {"bits_per_weight_effective", std::round(bits / static_cast<double>(total) * 1000) / 1000},
@@ -177,7 +199,8 @@ void add_estimates(PlanState& s) {
       if (algo.find(al["name"].get<std::string>()) != std::string::npos) factor = std::max(factor, 1.0 + al["calibration_memory_factor"].get<double>() / 10);
     uint64_t calib = static_cast<uint64_t>(static_cast<double>(loaded_bytes) * factor);
     uint64_t kvb = est["kv_cache"].is_object() ? est["kv_cache"]["bytes"].get<uint64_t>() : 0;
-    uint64_t deploy = static_cast<uint64_t>(chosen_bytes) + kvb;
+    // vLLM and SGLang load a DeepSeek-style MTP layer only for speculative decoding (its weights are skipped otherwise).
+    uint64_t deploy = static_cast<uint64_t>(chosen_bytes - mtp_bytes) + kvb;
     auto count = [&](uint64_t need) { return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(need) / usable))); };
     int64_t calib_n = count(calib), deploy_n = count(deploy);
     int64_t have = s.accelerator_count;
@@ -194,7 +217,8 @@ void add_estimates(PlanState& s) {
                   {"deployment_bytes", deploy},
                   {"deployment_accelerators", deploy_n},
                   {"method", std::string("calibration: the ") + (pre_quantized ? "dequantized BF16 model" : "model as stored") + " x " +
-                                 std::to_string(factor).substr(0, 4) + " (algorithm working set); deployment: quantized weights + KV cache; " +
+                                 std::to_string(factor).substr(0, 4) + " (algorithm working set); deployment: quantized weights + KV cache" +
+                                 (mtp_bytes > 0 ? " (without the " + format_bytes(static_cast<uint64_t>(mtp_bytes)) + " of MTP layers, loaded only for speculative decoding)" : std::string()) + "; " +
                                  std::to_string(static_cast<int>(usable_fraction * 100)) + "% of each accelerator's memory usable"}};
     std::string each = format_bytes(mem);
     std::string avail = have > 0 ? std::to_string(have) + " available (" + s.accelerator_count_source + ")" : "count not given (--gpus N)";

@@ -23,6 +23,14 @@ std::vector<Scenario> torch_fit_scenarios() {
          EXPECT_GT(fit["calibration_accelerators"].get<int64_t>(), 1);
          EXPECT_EQ(o.plan["accelerators_needed"], fit["calibration_accelerators"]);
          EXPECT_TRUE(cites(o, "torch.fit.accelerators"));
+         // DeepSeek's MTP layer (model.layers.61) is in the checkpoint, but serving loads it only for speculative decoding.
+         const Json& w = o.plan["estimates"]["weights"][1];
+         uint64_t kv_bytes = o.plan["estimates"]["kv_cache"]["bytes"];
+         EXPECT_LT(fit["deployment_bytes"].get<uint64_t>(), w["bytes"].get<uint64_t>() + kv_bytes);
+         EXPECT_GT(fit["deployment_bytes"].get<uint64_t>() + (10ull << 30), w["bytes"].get<uint64_t>() + kv_bytes);  // one layer, not more
+         EXPECT_NE(fit["method"].get<std::string>().find("of MTP layers, loaded only for speculative decoding"), std::string::npos) << fit["method"];
+         auto llama = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_EQ(llama.plan["estimates"]["fit"]["method"].get<std::string>().find("MTP"), std::string::npos);
          // An MI250X module is two 64 GiB GPUs to ROCm (two GCDs): the fit counts GCDs.
          auto gcd = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "mi250x"; });
          EXPECT_NE(gcd.plan["risks"].dump().find("mi250x (64.0 GiB each)"), std::string::npos) << gcd.plan["risks"].dump();
