@@ -77,7 +77,8 @@ int run_explain_command(const ExplainArgs& a) {
                 {"estimates", plan.value("estimates", Json::object())},
                 {"invocation", {{"tool", inv.tool}, {"env", env}, {"args", inv.args}, {"text", inv.text}, {"qconfig", inv.fields}}},
                 {"follow_up", inv.follow_up},
-                {"serve", inv.serve}};
+                {"serve", inv.serve},
+                {"files", inv.files}};
       std::fputs(dump_json(j).c_str(), stdout);
       return kExitOk;
     }
@@ -100,6 +101,11 @@ int run_explain_command(const ExplainArgs& a) {
     std::fputs(ui::render_questions(plan["open_questions"], st, width).c_str(), stdout);
     std::fputs(ui::render_estimates(plan.value("estimates", Json::object()), st, width).c_str(), stdout);
     std::string note = analysis_note.empty() ? "" : " " + analysis_note;
+    for (const auto& f : inv.files) {
+      // A heredoc with a quoted delimiter: the shell writes the JSON as it is.
+      std::fputs(st.bold(ui::paragraph("First write " + f["path"].get<std::string>() + ", " + f["why"].get<std::string>() + ":", width)).c_str(), stdout);
+      std::printf("cat > %s <<'JSON'\n%sJSON\n", f["path"].get<std::string>().c_str(), f["content"].get<std::string>().c_str());
+    }
     std::fputs(st.bold(ui::paragraph("Quark invocation this plan implies:" + note, width)).c_str(), stdout);
     std::fputs(ui::fit_command(inv.text, width).c_str(), stdout);
     if (inv.follow_up.is_object()) {

@@ -166,6 +166,14 @@ Invocation plan_invocation(const Json& plan, const Json& analysis, const std::st
     for (const auto& p : plan["exclude_layers"]) a.push_back(p);
   }
   if (plan["algorithm"].is_string()) a.insert(a.end(), {"--quant_algo", plan["algorithm"]});
+  // Configs Quark has none built in for: the command reads them, explain writes them first.
+  const Json algo_files = plan.value("algorithm_config_files", Json::object());
+  for (auto& [algo, f] : algo_files.items()) {
+    if (!f.is_object() || !f.contains("path") || !f["path"].is_string()) continue;
+    a.insert(a.end(), {"--quant_algo_config_file", algo, f["path"].get<std::string>()});
+    inv.files.push_back({{"path", f["path"]}, {"content", f.value("config", Json::object()).dump(2) + "\n"},
+                         {"why", "the " + algo + " config quantize_quark.py reads with --quant_algo_config_file (Quark has none built in for this model type)"}});
+  }
   if (plan["kv_cache_scheme"].is_string()) a.insert(a.end(), {"--kv_cache_dtype", plan["kv_cache_scheme"]});
   std::string strategy = plan.value("device_strategy", "");
   if (strategy != "file2file") {  // file-to-file never calibrates: its calibration flags would be ignored

@@ -23,6 +23,9 @@ struct Invocation {
   // Torch: how to serve the result with the plan's runtime (plan serve, catalog/runtimes.json),
   // or null: {runtime, label, env, args, text}. Printed after the Quark command.
   Json serve;
+  // Torch: files the command reads that quarkplan writes (algorithm configs Quark has no built-in
+  // one for: plan algorithm_config_files): [{path, content, why}]. explain prints them first.
+  Json files = Json::array();
 };
 
 // `analysis` may be null (analysis_ref not found): the template defaults then

@@ -146,7 +146,7 @@ Json decision_table(const Json& plan) {
   // row they explain, and any other reason gets a row: every reason the plan
   // records is in the table (and so in explain and the report).
   static const std::pair<const char*, const char*> kHosted[] = {
-      {"amd_recipe", "global_scheme"}, {"amd_recipe.differences", "global_scheme"}, {"data_type", "global_scheme"}, {"hardware_support", "hardware"}, {"calibration.note", "calibration.dataset"}};
+      {"amd_recipe", "global_scheme"}, {"amd_recipe.differences", "global_scheme"}, {"algorithm.config_file", "algorithm"}, {"data_type", "global_scheme"}, {"hardware_support", "hardware"}, {"calibration.note", "calibration.dataset"}};
   for (auto& [k, v] : reasons.items()) {
     if (!v.is_string() || k.rfind("onnx_specific.extra_options.", 0) == 0) continue;  // shown on the extra_options row
     bool shown = false;

@@ -108,6 +108,26 @@ TEST(Output, TwoToOneKeepsTheTableBeforeTheConflict) {
   EXPECT_LT(table, conflict) << both;
 }
 
+// A config Quark has no built-in one for (AWQ for Qwen3 on Ryzen AI) is written by the lines explain
+// prints before the command: run as a shell script, they leave the JSON the command reads.
+TEST(Output, ExplainWritesTheAlgorithmConfigTheCommandReads) {
+  TempDir d;
+  std::string q = std::string("'") + QUARKPLAN_BINARY + "'";
+  std::string model = (source_dir() / "tests/data/hf/qwen3-8b").string();
+  std::string cmd = q + " plan '" + model + "' --hardware ryzen-ai --yes -o plan.json > /dev/null 2>&1 && " + q + " explain plan.json > explain.txt";
+  ASSERT_EQ(std::system(("cd '" + d.path().string() + "' && " + cmd).c_str()), 0);
+  std::string text = read_file(d / "explain.txt");
+  size_t start = text.find("cat > ./awq_config_qwen3.json <<'JSON'\n"), end = text.find("\nJSON\n", start);
+  ASSERT_NE(start, std::string::npos) << text;
+  ASSERT_NE(end, std::string::npos);
+  write_file(d / "write.sh", text.substr(start, end + 6 - start));
+  ASSERT_EQ(std::system(("cd '" + d.path().string() + "' && bash write.sh").c_str()), 0);
+  Json cfg = Json::parse(read_file(d / "awq_config_qwen3.json"));
+  EXPECT_EQ(cfg["name"], "awq");
+  EXPECT_NE(text.find("--quant_algo_config_file awq ./awq_config_qwen3.json"), std::string::npos) << text;
+  EXPECT_LT(end, text.find("Quark invocation this plan implies"));  // written before the command that reads it
+}
+
 TEST(Output, AnInvalidOutputPathWritesNothingAnywhere) {
   TempDir d;
   fs::create_directories(d / "work" / "existing_dir");

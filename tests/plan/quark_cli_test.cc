@@ -133,7 +133,7 @@ std::string parse_quark_args(const std::vector<std::string>& argv, Parsed& out, 
 
 // What Quark does with the parsed arguments, against what the plan says.
 // Returns every problem found (empty: Quark runs it and does what the plan says).
-std::vector<std::string> quark_semantics(const Parsed& a, const Json& plan, const Json& analysis) {
+std::vector<std::string> quark_semantics(const Parsed& a, const Json& plan, const Json& analysis, const Json& files = Json::array()) {
   const std::string release = plan.value("quark_release", "0.12.post1");
   std::vector<std::string> bad;
   auto check = [&](bool ok, const std::string& what) {
@@ -161,9 +161,26 @@ std::vector<std::string> quark_semantics(const Parsed& a, const Json& plan, cons
     }
   std::vector<std::string> algo_list = split_commas(a.one("--quant_algo"));
   if (!a.has("--quant_algo")) algo_list.clear();
+  // --quant_algo_config_file ALGO PATH supplies a config Quark lacks (load_quant_algo_config_from_file):
+  // PATH must be a file explain writes, JSON naming the algorithm's config class.
+  std::map<std::string, std::string> supplied;
+  if (a.has("--quant_algo_config_file"))
+    for (const auto& v : a.flags.at("--quant_algo_config_file")) {
+      if (v.size() != 2) continue;
+      bool written = false;
+      for (const auto& f : files) {
+        if (f["path"] != v[1]) continue;
+        written = true;
+        Json cfg = Json::parse(f["content"].get<std::string>(), nullptr, false);
+        check(cfg.is_object() && cfg.contains("name") && cfg["name"] == (v[0] == "smoothquant" ? "smooth" : v[0]),
+              "--quant_algo_config_file " + v[0] + " " + v[1] + ": its JSON does not name a " + v[0] + " config");
+      }
+      check(written, "--quant_algo_config_file " + v[0] + " " + v[1] + ": no file explain writes (the command would fail)");
+      supplied[v[0]] = v[1];
+    }
   for (const auto& al : algo_list) {
     check(in(algos["supported"], al), "unsupported algorithm " + al);
-    check(algos["builtin_config_model_types"].contains(al) && in(algos["builtin_config_model_types"][al], model_type),
+    check(supplied.count(al) || (algos["builtin_config_model_types"].contains(al) && in(algos["builtin_config_model_types"][al], model_type)),
           "no built-in " + al + " config for model_type " + model_type + " (NotImplementedError)");
   }
   check(a.one("--dataset") != "ScienceQA", "--dataset ScienceQA raises NotImplementedError");
@@ -297,7 +314,7 @@ void plan_and_check(const std::string& model, PlanRequest req, Tally& t, const s
     ++t.drafts;
     return;
   }
-  std::vector<std::string> bad = quark_semantics(p, o.plan, a);
+  std::vector<std::string> bad = quark_semantics(p, o.plan, a, inv.files);
   // Steps after Quark (Ryzen AI's model_generate) work on the folder Quark wrote.
   // Each is a shell line: a command, or a comment saying where and why it runs (prose inside a
   // command would be passed to it as arguments).

@@ -42,6 +42,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
@@ -170,19 +171,31 @@ def model_type_of(model_dir: str) -> str | None:
     return cfg.get("model_type", arch[0] if arch else None)
 
 
-def build_quant_config(ns, model_type: str):
-    """What quantize_quark.py's _build_quant_config does with the parsed arguments."""
+def build_quant_config(ns, model_type: str, files=None):
+    """What quantize_quark.py's _build_quant_config does with the parsed arguments; `files` holds the
+    files explain writes before the command ({path: content}), which --quant_algo_config_file reads."""
     from quark.torch import LLMTemplate
 
     if model_type not in LLMTemplate.list_available():
         raise ValueError(f"Model type '{model_type}' is not supported (quantize_quark.py raises ValueError)")
     template = LLMTemplate.get(model_type)
+    algo_configs = None
     if ns.quant_algo_config_file:
-        raise ValueError("plans never print --quant_algo_config_file (the file would have to exist)")
+        # quantize_quark.py: algo_configs[name] = load_quant_algo_config_from_file(path), for each pair.
+        from quark.torch.quantization.config.config import load_quant_algo_config_from_file
+
+        algo_configs = {}
+        for algo_name, path in ns.quant_algo_config_file:
+            if not files or path not in files:
+                raise ValueError(f"--quant_algo_config_file {algo_name} {path}: explain writes no such file")
+            with tempfile.TemporaryDirectory() as d:
+                f = Path(d) / "config.json"
+                f.write_text(files[path])
+                algo_configs[algo_name] = load_quant_algo_config_from_file(str(f))
     layer_config = {pat: scheme for pat, scheme in (ns.layer_quant_scheme or [])}
     qc = template.get_config(scheme=ns.quant_scheme, algorithm=ns.quant_algo, kv_cache_scheme=ns.kv_cache_dtype,
                              min_kv_scale=ns.min_kv_scale, layer_config=layer_config,
-                             attention_scheme=ns.attention_dtype, exclude_layers=ns.exclude_layers, algo_configs=None)
+                             attention_scheme=ns.attention_dtype, exclude_layers=ns.exclude_layers, algo_configs=algo_configs)
     if hasattr(ns, "no_keep_prequantized_layers") and hasattr(qc, "keep_prequantized_layers"):
         qc.keep_prequantized_layers = not ns.no_keep_prequantized_layers
     return qc
@@ -226,6 +239,7 @@ class Runner:
             return 100 + rc, None, None, err
         shown = json.loads(out)
         inv = shown["invocation"]
+        inv["files"] = shown.get("files") or []  # what explain writes before the command
         inv["follow_up"] = shown.get("follow_up")  # the next step with Quark's own tools, when there is one
         return 0, inv, json.loads(plan.read_text()), ""
 
@@ -257,7 +271,7 @@ class Runner:
         buf = io.StringIO()
         try:
             with contextlib.redirect_stdout(buf):
-                qc = build_quant_config(ns, mt)
+                qc = build_quant_config(ns, mt, {f["path"]: f["content"] for f in inv.get("files") or []})
         except Exception as e:  # noqa: BLE001 - Quark's own refusal is the finding
             return ns, f"Quark's get_config for model type {mt}: {type(e).__name__}: {first_line(e)}", ""
         # The exclusions Quark ends with are the plan's, under the release's matching rules.
@@ -370,14 +384,14 @@ class Runner:
         PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", bos_token="<s>", eos_token="</s>",
                                 pad_token="</s>", model_max_length=4096).save_pretrained(dest)
 
-    def quantize(self, ns, plan: dict, out: Path):
+    def quantize(self, ns, plan: dict, out: Path, files=None):
         """What quantize_quark.py's main does with these arguments, on the CPU."""
         import torch
         from quark.torch import ModelQuantizer, export_safetensors
         from quark.torch.utils.llm import get_model, get_tokenizer
 
         mt = model_type_of(ns.model_dir)
-        qc = build_quant_config(ns, mt)
+        qc = build_quant_config(ns, mt, files)
         if ns.file2file_quantization:
             from quark.torch import LLMTemplate
 
@@ -424,7 +438,8 @@ class Runner:
                                       ["--hardware", "cpu", "--scheme", "int4_wo_128", "--algorithm", "awq"],
                                       ["--hardware", "cpu", "--scheme", "int8", "--algorithm", "smoothquant"]],
             "qwen2.5-7b-instruct": [["--hardware", "mi300x"], ["--hardware", "mi355x"], ["--hardware", "ryzen-ai"]],
-            "qwen3-8b": [["--hardware", "mi300x"], ["--hardware", "cpu"]],
+            # Qwen3 has no built-in AWQ or SmoothQuant config: the plan writes one (--quant_algo_config_file).
+            "qwen3-8b": [["--hardware", "mi300x"], ["--hardware", "cpu"], ["--hardware", "ryzen-ai"], ["--hardware", "a100"]],
             "mistral-7b-v0.3": [["--hardware", "mi300x"], ["--hardware", "mi355x"]],
             "qwen3-30b-a3b": [["--hardware", "mi300x"], ["--hardware", "mi355x"], ["--hardware", "mi355x", "--scheme", "mxfp4"],
                               ["--hardware", "mi300x", "--scheme", "int4_fp8"]],
@@ -455,7 +470,7 @@ class Runner:
                 log = io.StringIO()
                 try:
                     with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-                        self.quantize(ns, plan, out)
+                        self.quantize(ns, plan, out, {f["path"]: f["content"] for f in inv.get("files") or []})
                 except Exception as e:  # noqa: BLE001 - Quark's error is the finding
                     (folder / "quark.log").write_text(log.getvalue() + traceback.format_exc())
                     self.line("FAIL", name, f"Quark: {type(e).__name__}: {first_line(e)} (log: {folder / 'quark.log'})")

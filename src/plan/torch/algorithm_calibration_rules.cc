@@ -51,22 +51,22 @@ void choose_algorithm(PlanState& s) {
   } else if (is_int4_weight_only(scheme(s))) {
     // INT4 weight-only rounds to nearest without an optimizer: take the one
     // Quark has a built-in config for (else torch.algorithm.int4_needs_optimizer says so).
-    const Json* t = tmpl(s);
-    std::vector<std::string> builtin = t ? string_list((*t)["builtin_algorithms"]) : std::vector<std::string>{};
     for (const char* a : {"awq", "gptq"})
-      if (algos.empty() && std::count(builtin.begin(), builtin.end(), a)) algos = {a};
+      if (algos.empty() && algorithm_available(s, a)) algos = {a};
     s.reason("algorithm", "torch.algorithm.choose",
              algos.empty() ? "None: Quark has no built-in AWQ/GPTQ config for " + model_type(s)
-                           : algos[0] + ": " + s.plan["global_scheme"].get<std::string>() +
-                                 " would otherwise round every weight to nearest (Quark has a built-in " + algos[0] + " config for " + model_type(s) + ")");
+                           : algos[0] + ": " + s.plan["global_scheme"].get<std::string>() + " would otherwise round every weight to nearest (" +
+                                 (algo_config_file(s, algos[0]) ? "the plan writes the " + algos[0] + " config Quark lacks for " + model_type(s)
+                                                                : "Quark has a built-in " + algos[0] + " config for " + model_type(s)) + ")");
   } else if (const Json* sc8 = scheme(s); sc8 && (*sc8)["family"] == "int8" && (*sc8)["activation_static"] == true && tmpl(s) &&
-                                           std::count((*tmpl(s))["builtin_algorithms"].begin(), (*tmpl(s))["builtin_algorithms"].end(), "smoothquant")) {
+                                           algorithm_available(s, "smoothquant")) {
     // Static per-tensor INT8 activations lose most at a few outlier channels: SmoothQuant moves that
     // range into the weights (the W8A8 INT8 practice), where Quark ships a config for the model type.
     algos = {"smoothquant"};
     s.reason("algorithm", "torch.algorithm.choose",
-             "smoothquant: static per-tensor INT8 activations lose most at their outlier channels, which SmoothQuant moves into the weights (Quark has a built-in smoothquant config for " +
-                 model_type(s) + ")");
+             "smoothquant: static per-tensor INT8 activations lose most at their outlier channels, which SmoothQuant moves into the weights (" +
+                 (algo_config_file(s, "smoothquant") ? "the plan writes the smoothquant config Quark lacks for " + model_type(s)
+                                                     : "Quark has a built-in smoothquant config for " + model_type(s)) + ")");
   } else {
     const Json* sc = scheme(s);
     std::string name = s.plan["global_scheme"].get<std::string>(), why;
@@ -101,8 +101,15 @@ void algorithm_model_support(PlanState& s) {
   const Json* t = tmpl(s);
   if (!t) return;
   const Json& builtin = (*t)["builtin_algorithms"];
+  s.plan.erase("algorithm_config_files");
   for (const auto& a : algorithms_of(s))
-    if (!std::count(builtin.begin(), builtin.end(), a)) {
+    if (const Json* f = std::count(builtin.begin(), builtin.end(), a) ? nullptr : algo_config_file(s, a)) {
+      // Quark has none built in, the catalog has one: the plan writes it and the command reads it.
+      s.plan["algorithm_config_files"][a] = {{"path", "./" + a + "_config_" + model_type(s) + ".json"}, {"config", (*f)["config"]}};
+      s.reason("algorithm.config_file", "torch.algorithm.model_support",
+               "Quark has no built-in " + a + " config for " + model_type(s) + ": the command reads ./" + a + "_config_" + model_type(s) +
+                   ".json (--quant_algo_config_file " + a + "), which explain writes first; " + (*f)["why"].get<std::string>());
+    } else if (!std::count(builtin.begin(), builtin.end(), a)) {
       bool user = s.choice("algorithm") != nullptr;
       std::string msg = "Quark has no built-in " + a + " configuration for model type '" + model_type(s) +
                         "': quantize_quark.py stops with an error unless --quant_algo_config_file gives one (quarkplan does not write that file).";
@@ -127,6 +134,22 @@ void algorithm_model_support(PlanState& s) {
     s.risk("torch.algorithm.model_support", "low", "Template note for " + model_type(s) + ": " + (*t)["note"].get<std::string>() + ".",
            "Check the algorithm touches the layers you expect.");
 }
+
+namespace detail {
+const Json* algo_config_file(const PlanState& s, const std::string& algorithm) {
+  const std::string mt = model_type(s);
+  const Json& torch = s.cat.torch();
+  if (!torch.contains("algo_config_files")) return nullptr;
+  for (const auto& e : torch["algo_config_files"])  // the catalog's own entries: the pointer outlives the call
+    if (e["algorithm"] == algorithm && std::count(e["model_types"].begin(), e["model_types"].end(), mt)) return &e;
+  return nullptr;
+}
+bool algorithm_available(const PlanState& s, const std::string& algorithm) {
+  const Json* t = tmpl(s);
+  if (t && std::count((*t)["builtin_algorithms"].begin(), (*t)["builtin_algorithms"].end(), algorithm)) return true;
+  return algo_config_file(s, algorithm) != nullptr;
+}
+}  // namespace detail
 
 namespace {
 // Algorithms of one kind (weight optimisers or activation smoothers) checked
@@ -163,13 +186,12 @@ void smoothquant_needs_activations(PlanState& s) { algorithm_compat_for(s, true,
 void int4_needs_optimizer(PlanState& s) {
   const Json* sc = scheme(s);
   if (!is_int4_weight_only(sc) || has_algorithm(s, {"awq", "gptq", "gptaq", "qronos", "autoround"})) return;
-  const Json* t = tmpl(s);
-  std::vector<std::string> builtin = t ? string_list((*t)["builtin_algorithms"]) : std::vector<std::string>{};
-  std::string pick = std::count(builtin.begin(), builtin.end(), "awq") ? "awq" : std::count(builtin.begin(), builtin.end(), "gptq") ? "gptq" : "";
+  std::string pick = algorithm_available(s, "awq") ? "awq" : algorithm_available(s, "gptq") ? "gptq" : "";
   s.risk("torch.algorithm.int4_needs_optimizer", "medium",
          (*sc)["name"].get<std::string>() + " without AWQ or GPTQ rounds every weight to nearest: INT4 loses noticeably more accuracy that way.",
          pick.empty() ? "Quark has no built-in AWQ/GPTQ config for " + model_type(s) + ": write one for this architecture and add --quant_algo awq --quant_algo_config_file awq FILE to the printed command (quarkplan does not plan that file), or accept round-to-nearest."
-                      : "Plan with --algorithm " + pick + " (Quark's --quant_algo " + pick + "; it has a built-in " + pick + " config for " + model_type(s) + ").");
+                      : "Plan with --algorithm " + pick + " (Quark's --quant_algo " + pick + "; " +
+                            (algo_config_file(s, pick) ? "the plan writes the config Quark lacks for " : "it has a built-in " + pick + " config for ") + model_type(s) + ").");
 }
 
 void algorithm_count(PlanState& s) {

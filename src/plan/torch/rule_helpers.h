@@ -50,6 +50,11 @@ std::string servable(const PlanState& s, const std::string& scheme);
 // The scheme each module of s.modules() gets: the first layer_quant_config pattern naming it
 // (matched verbatim, as Quark matches them), else the global scheme; "" for an excluded module.
 std::vector<std::string> module_schemes(PlanState& s);
+// The config quarkplan writes for an algorithm Quark has no built-in one for on this model type
+// (catalog torch algo_config_files), or nullptr.
+const Json* algo_config_file(const PlanState& s, const std::string& algorithm);
+// Quark can run `algorithm` on this model: its template has a built-in config, or the catalog gives one.
+bool algorithm_available(const PlanState& s, const std::string& algorithm);
 // A runtime's error text with its "<layer>" placeholder filled in.
 std::string replace_layer(std::string text, const std::string& layer);
 

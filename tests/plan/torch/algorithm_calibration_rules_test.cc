@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/invocation.h"
 #include "plan/rule_scenarios.h"
 
 using quarkplan::Json;
@@ -39,11 +40,29 @@ std::vector<Scenario> torch_algorithm_calibration_scenarios() {
          EXPECT_EQ(bad.status, PlanStatus::kInvalid);
        }},
       {"torch.algorithm.model_support", [] {
-         auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_128"; r.choices["algorithm"] = "awq"; });
-         EXPECT_EQ(o.status, PlanStatus::kConflict);  // qwen3 has no built-in algorithm configs
-         auto g = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.goal = "size"; });
+         // qwen3_moe: no built-in AWQ or GPTQ, and no catalog config: the user's AWQ is a conflict, the guide's dropped.
+         auto o = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_128"; r.choices["algorithm"] = "awq"; });
+         EXPECT_EQ(o.status, PlanStatus::kConflict);
+         auto g = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.goal = "size"; });
          EXPECT_TRUE(g.plan["algorithm"].is_null());  // the guide's AWQ is dropped, with the reason
          EXPECT_TRUE(cites(g, "torch.algorithm.model_support"));
+         // Dense qwen3: Quark has none built in, the catalog has one; the plan writes it and the command reads it.
+         for (const auto& [hw, algo] : std::vector<std::pair<std::string, std::string>>{{"ryzen-ai", "awq"}, {"a100", "smoothquant"}}) {
+           auto q = plan(hf_analysis("qwen3-8b"), [&](PlanRequest& r) { r.hardware = hw; });
+           ASSERT_EQ(q.plan["algorithm"], algo) << hw;
+           const Json& f = q.plan["algorithm_config_files"][algo];
+           EXPECT_EQ(f["path"], "./" + algo + "_config_qwen3.json");
+           EXPECT_EQ(f["config"]["name"], algo == "awq" ? "awq" : "smooth");
+           EXPECT_EQ(f["config"]["model_decoder_layers"], "model.layers");
+           quarkplan::Invocation inv = quarkplan::plan_invocation(q.plan, hf_analysis("qwen3-8b"));
+           EXPECT_NE(inv.text.find("--quant_algo_config_file " + algo + " ./" + algo + "_config_qwen3.json"), std::string::npos) << inv.text;
+           ASSERT_EQ(inv.files.size(), 1u);
+           EXPECT_EQ(Json::parse(inv.files[0]["content"].get<std::string>()), f["config"]);
+         }
+         // A model type with a built-in config writes nothing.
+         auto llama = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "a100"; });
+         EXPECT_EQ(llama.plan["algorithm"], "smoothquant");
+         EXPECT_FALSE(llama.plan.contains("algorithm_config_files"));
        }},
       {"torch.algorithm.awq_needs_int4", [] {
          auto o = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "fp8"; r.choices["algorithm"] = "awq"; });

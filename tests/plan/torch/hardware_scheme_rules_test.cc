@@ -166,8 +166,9 @@ TEST(Goals, AgreeAcrossAcceleratorsAndFormats) {
       EXPECT_EQ(o.plan["global_scheme"], "int8") << m << " on " << hw;
       EXPECT_EQ(o.plan["algorithm"], "smoothquant") << m << " on " << hw;
     }
-  // No SmoothQuant config for the model type: none is added.
-  EXPECT_TRUE(goal_plan("qwen3-8b", "a100", "accuracy").plan["algorithm"].is_null());
+  // No SmoothQuant config for the model type: none is added (qwen3's is written from the catalog).
+  EXPECT_EQ(goal_plan("qwen3-8b", "a100", "accuracy").plan["algorithm"], "smoothquant");
+  EXPECT_TRUE(goal_plan("gemma-2b", "a100", "accuracy").plan["algorithm"].is_null());
   for (const auto& [hw, fp4] : std::vector<std::pair<std::string, std::string>>{{"b200", "nvfp4"}, {"mi355x", "mxfp4"}})
     for (const char* goal : {"experiment", "mixed"}) EXPECT_EQ(goal_plan("qwen3-8b", hw, goal).plan["global_scheme"], fp4) << hw << " " << goal;
 }
