@@ -61,17 +61,23 @@ const std::vector<char>& PlanState::excluded() {
   for (const auto& p : list)
     if (p.is_string()) excl.emplace_back(p.get<std::string>(), exclude_match());
   excluded_cache.assign(mods.size(), 0);
+  // Quark 0.12 replaces a MoE router with a module that holds its Linear as a child ("mlp.gate.linear",
+  // catalog replaced_module_children), which Quark's templates ("*mlp.gate.linear") and AMD's recipes
+  // ("*mlp.gate.*") exclude; in 0.13 the router is the Linear itself, and only its own name counts.
+  std::vector<std::string> children;
+  if (cat.torch().contains("replaced_module_children"))
+    for (const auto& c : cat.torch()["replaced_module_children"].value("children", Json::array()))
+      if (c.is_string()) children.push_back(c.get<std::string>());
   for (size_t i = 0; i < mods.size(); ++i) {
-    // Some transformers versions wrap a router's weight in a child Linear ("mlp.gate.linear"),
-    // which is what Quark's templates ("*mlp.gate.linear") and AMD's recipes ("*mlp.gate.*")
-    // exclude: either name covers the router.
-    bool router = is_router(i);
-    std::string child = router ? mods[i] + ".linear" : std::string();
-    for (const auto& p : excl)
-      if (p.matches(mods[i]) || (router && p.matches(child))) {
+    const bool router = !children.empty() && is_router(i);
+    for (const auto& p : excl) {
+      bool hit = p.matches(mods[i]);
+      for (size_t k = 0; !hit && router && k < children.size(); ++k) hit = p.matches(mods[i] + "." + children[k]);
+      if (hit) {
         excluded_cache[i] = 1;
         break;
       }
+    }
   }
   excluded_for = list;
   return excluded_cache;

@@ -25,6 +25,23 @@ size_t count_matches(PlanState& s, const std::string& pattern, PatternMatch how)
   return n;
 }
 
+// How many MoE routers `pattern` excludes under the plan's release (with the Linear child Quark 0.12
+// gives a replaced router, catalog replaced_module_children).
+size_t routers_matched(PlanState& s, const std::string& pattern) {
+  QuarkPattern qp(pattern, s.exclude_match());
+  std::vector<std::string> children;
+  if (s.cat.torch().contains("replaced_module_children"))
+    children = string_list(s.cat.torch()["replaced_module_children"].value("children", Json::array()));
+  size_t n = 0;
+  for (size_t i = 0; i < s.modules().size(); ++i) {
+    if (!s.is_router(i)) continue;
+    bool hit = qp.matches(s.modules()[i]);
+    for (const auto& c : children) hit = hit || qp.matches(s.modules()[i] + "." + c);
+    n += hit ? 1 : 0;
+  }
+  return n;
+}
+
 // Checks that a pattern matches at least one module; an error otherwise.
 bool pattern_matches_something(PlanState& s, const std::string& what, const std::string& pattern) {
   const auto& mods = s.modules();
@@ -148,6 +165,7 @@ void exclude_layers(PlanState& s) {
     }
     Json kept = Json::array();
     std::vector<std::string> rewritten;  // recipe patterns given their '.*' form for verbatim matching
+    std::vector<std::string> router_named;  // recipe patterns for a router child the release does not have
     for (const auto& p : list) {
       if (!p.is_string()) {
         s.error("exclude_layers must list patterns (strings), not " + p.dump());
@@ -164,6 +182,13 @@ void exclude_layers(PlanState& s) {
             count_matches(s, text, PatternMatch::kWithChildren) > count_matches(s, text, PatternMatch::kVerbatim)) {
           kept.push_back(text + ".*");
           rewritten.push_back(text);
+        }
+        // A recipe pattern for the router's Linear child (Quark 0.12's "NAME.linear"): where the release
+        // makes the router the Linear itself, the router's own name is what excludes it.
+        if (text.ends_with(".*") && routers_matched(s, text) == 0 && routers_matched(s, text.substr(0, text.size() - 2)) > 0) {
+          if (count_matches(s, text, s.exclude_match()) == 0) kept.erase(kept.end() - 1);  // it names nothing here: replaced
+          kept.push_back(text.substr(0, text.size() - 2));
+          router_named.push_back(text);
         }
       }
     }
@@ -203,7 +228,14 @@ void exclude_layers(PlanState& s) {
                  (dropped.empty() ? std::string() : "; no longer excluded: " + join(dropped)) +
                  (widened.empty() ? std::string()
                                   : "; " + join(widened) + " added: the recipe was written for Quark before 0.13, which also excluded the modules under each pattern, and Quark " +
-                                        s.cat.release() + " matches them verbatim"));
+                                        s.cat.release() + " matches them verbatim") +
+                 (router_named.empty() ? std::string()
+                                       : "; " + join(router_named) + " matched the routers' Linear child ('.linear') of Quark before 0.13; in Quark " +
+                                             s.cat.release() + " a router is the Linear itself, so its own name excludes it (" + [&] {
+                                               std::vector<std::string> names;
+                                               for (const auto& r : router_named) names.push_back("'" + r.substr(0, r.size() - 2) + "'");
+                                               return join(names);
+                                             }() + ")"));
     if (kept.empty() && c && !dropped_other.empty())
       s.risk("torch.exclude.template_defaults", "high", "Nothing is excluded: the template defaults get quantized too: " + join(dropped_other) + ".",
              "Omit --exclude to keep the template defaults (" + join(string_list(defaults)) + ").");

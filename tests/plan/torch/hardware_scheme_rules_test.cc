@@ -30,7 +30,18 @@ std::vector<Scenario> torch_hardware_scheme_scenarios() {
          // DeepSeek on MI355X: AMD's MXFP4 release, attention, routers and the MTP layer excluded.
          auto ds = plan(hf_analysis("deepseek-r1"), [](PlanRequest& r) { r.hardware = "mi355x"; });
          EXPECT_EQ(ds.plan["global_scheme"], "mxfp4");
-         EXPECT_EQ(ds.plan["exclude_layers"], Json::parse(R"(["*self_attn*","*mlp.gate.*","*lm_head","model.layers.61.*"])"));
+         // The card's '*mlp.gate.*' named Quark 0.12's router child (mlp.gate.linear); in 0.13 the router is the Linear.
+         EXPECT_EQ(ds.plan["exclude_layers"], Json::parse(R"(["*self_attn*","*mlp.gate","*lm_head","model.layers.61.*"])"));
+         EXPECT_FALSE(cites(ds, "torch.moe.routers"));
+         auto ds12 = plan(hf_analysis("deepseek-r1", "0.12.post1"), [](PlanRequest& r) { r.hardware = "mi355x"; r.quark_release = "0.12.post1"; });
+         EXPECT_EQ(ds12.plan["exclude_layers"], Json::parse(R"(["*self_attn*","*mlp.gate.*","*lm_head","model.layers.61.*"])"));
+         EXPECT_FALSE(cites(ds12, "torch.moe.routers"));
+         // Without the router pattern, Quark 0.13 would quantize the routers: said.
+         auto bare = plan(hf_analysis("deepseek-r1"), [](PlanRequest& r) {
+           r.hardware = "mi355x";
+           r.choices["exclude_layers"] = Json::array({"*self_attn*", "*lm_head"});
+         });
+         EXPECT_TRUE(cites(bare, "torch.moe.routers"));
          // AMD's Llama MXFP4 recipe (autosmoothquant with mxfp4) is not flagged as an unusual pairing.
          auto mx = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "mi355x"; });
          EXPECT_EQ(mx.plan["algorithm"], "autosmoothquant");
