@@ -419,9 +419,18 @@ void fused_shards(PlanState& s) {
     for (const auto& sh : shards) shard_to_fused[sh.get<std::string>()] = fused;
   // parent.fused -> shard -> scheme ("" excluded)
   std::map<std::string, std::map<std::string, std::string>> layers;
+  // A layer's routed experts are one fused MoE layer with one quantization method: every expert's
+  // projections share a scheme (or are all excluded). experts prefix -> projection -> schemes.
+  std::map<std::string, std::map<std::string, std::set<std::string>>> moe;
   for (size_t i = 0; i < mods.size(); ++i) {
     size_t dot = mods[i].rfind('.');
     if (dot == std::string::npos) continue;
+    if (i < s.module_roles.size() && s.module_roles[i] == "expert") {
+      size_t at = mods[i].rfind(".experts.");
+      std::string prefix = at == std::string::npos ? mods[i].substr(0, dot) : mods[i].substr(0, at + 8);
+      moe[prefix][mods[i].substr(dot + 1)].insert(schemes_of[i]);
+      continue;
+    }
     auto it = shard_to_fused.find(mods[i].substr(dot + 1));
     if (it != shard_to_fused.end()) layers[mods[i].substr(0, dot + 1) + it->second][mods[i].substr(dot + 1)] = schemes_of[i];
   }
@@ -437,8 +446,30 @@ void fused_shards(PlanState& s) {
     offenders[sig].push_back(layer);
     example[sig] = shards;
   }
-  if (offenders.empty()) return;
   std::vector<std::string> said, repairs;
+  // MoE layers whose experts differ, by what differs ("gate_proj fp8, up_proj fp8, down_proj 16-bit").
+  std::map<std::string, std::vector<std::string>> moe_offenders;
+  for (const auto& [prefix, projs] : moe) {
+    std::set<std::string> all;
+    for (const auto& [proj, schemes] : projs) all.insert(schemes.begin(), schemes.end());
+    if (all.size() < 2) continue;
+    std::vector<std::string> parts;
+    for (const auto& [proj, schemes] : projs) {
+      std::vector<std::string> names;
+      for (const auto& x : schemes) names.push_back(x.empty() ? "16-bit" : x);
+      parts.push_back(proj + " " + join(names, " and "));
+    }
+    moe_offenders[join(parts)].push_back(prefix);
+  }
+  std::vector<std::string> moe_said;
+  for (const auto& [sig, where] : moe_offenders) {
+    moe_said.push_back(std::to_string(where.size()) + (where.size() == 1 ? " MoE layer (" : " MoE layers (") + where.front() + (where.size() > 1 ? ", ..." : "") +
+                       "): experts' " + sig);
+    const std::string experts = "'*" + where.front().substr(where.front().rfind('.') + 1) + ".*'";
+    repairs.push_back("one scheme for every routed expert of a layer: exclude all of them (" + experts + ") or none, and give " + experts +
+                      " one --layer-scheme, not one per projection or expert");
+  }
+  if (offenders.empty() && moe_said.empty()) return;
   for (const auto& [sig, where] : offenders) {
     const auto& shards = example[sig];
     std::string parent = where.front().substr(0, where.front().rfind('.')), block = parent.substr(parent.rfind('.') + 1);
@@ -466,8 +497,13 @@ void fused_shards(PlanState& s) {
   }
   const std::string decision = s.choice("layer_quant_config") || !s.plan.value("layer_quant_config", Json::object()).empty() ? "layer_quant_config" : "exclude_layers";
   s.conflict("torch.serve.fused_shards", decision,
-             label(s) + " fuses these modules into one layer and refuses shards with different schemes ('" +
-                 replace_layer(fs["error"].get<std::string>(), offenders.begin()->second.front()) + "'): " + join(said, "; ") + ".",
+             (offenders.empty() ? std::string()
+                                : label(s) + " fuses these modules into one layer and refuses shards with different schemes ('" +
+                                      replace_layer(fs["error"].get<std::string>(), offenders.begin()->second.front()) + "'): " + join(said, "; ") + ". ") +
+                 (moe_said.empty() ? std::string()
+                                   : label(s) + " builds each layer's routed experts as one fused MoE layer with one quantization method (" +
+                                         fs.value("experts_note", std::string("its Quark MoE method")) + "), so experts that differ load with another's scales: " +
+                                         join(moe_said, "; ") + "."),
              join(repairs, "; "));
 }
 

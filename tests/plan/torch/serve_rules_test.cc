@@ -111,6 +111,25 @@ std::vector<Scenario> torch_serve_scenarios() {
              named = named || (k.rule == "torch.serve.fused_shards" && k.message.find(std::string(" x ") + c.fused + " (") != std::string::npos);
            EXPECT_TRUE(named) << c.model << ": " << o.conflicts[0].message;
          }
+         // A layer's routed experts are one fused MoE layer: excluding some experts, or one projection of them all,
+         // or giving one projection its own scheme, is named per MoE layer with one pattern as the repair.
+         for (const auto& variant : std::vector<std::pair<std::string, std::string>>{{"exclude", "*experts.*.down_proj"},
+                                                                                     {"exclude", "model.layers.0.mlp.experts.5.*"},
+                                                                                     {"layer", "*experts.*.down_proj"}}) {
+           auto moe = plan(hf_analysis("qwen3-30b-a3b"), [&](PlanRequest& r) {
+             r.hardware = "mi300x";
+             if (variant.first == "exclude") r.choices["exclude_layers"] = Json::array({"lm_head", "*.gate", variant.second});
+             else r.choices["layer_quant_config." + variant.second] = "ptpc_fp8";
+           });
+           ASSERT_EQ(moe.status, PlanStatus::kConflict) << variant.second;
+           EXPECT_EQ(moe.conflicts[0].rule, "torch.serve.fused_shards");
+           EXPECT_NE(moe.conflicts[0].message.find("one fused MoE layer with one quantization method"), std::string::npos) << moe.conflicts[0].message;
+           EXPECT_NE(moe.conflicts[0].alternative.find("'*experts.*'"), std::string::npos) << moe.conflicts[0].alternative;
+           EXPECT_LT(moe.conflicts[0].message.size(), 2000u);  // grouped, not one entry per expert
+         }
+         // All experts excluded together, or one scheme for all of them: loadable.
+         auto all = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["layer_quant_config.*experts.*"] = "ptpc_fp8"; });
+         for (const auto& k : all.conflicts) EXPECT_NE(k.rule, "torch.serve.fused_shards") << k.message;
          // The repair makes the group whole; applied, the plan is confirmed.
          auto whole = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) {
            r.hardware = "mi300x";
