@@ -266,11 +266,36 @@ void recipe_differences(PlanState& s) {
   if (r.contains("quantized_from") && m["pre_quantized"].is_string())
     differ("quantized from " + r["quantized_from"].get<std::string>(), "from the " + m["pre_quantized"].get<std::string>() + " checkpoint as stored",
            "that is the model given (the result is bounded by its quality; convert it to BF16 first to match the card)");
+  if (r.contains("card_model_type") && r["card_model_type"] != model_type(s))
+    differ("made for " + r["card_model_type"].get<std::string>(), model_type(s),
+           "the recipe is followed for the family (" + join(string_list(r["model_types"])) + ": the same layout)");
   const std::string strategy = s.plan.value("device_strategy", "");
   if (r.contains("device_strategy") && r["device_strategy"].is_string() && !strategy.empty() && r["device_strategy"] != strategy)
     differ(strategy_text(s, r["device_strategy"]), strategy_text(s, strategy), decap(reason_text(s, "device_strategy")));
+  // Quark 0.13 runs file-to-file with one worker per visible GPU (not from an FP8 source): the card ran one.
+  if (r.value("device_strategy", "") == "file2file" && strategy == "file2file" &&
+      s.cat.torch()["device_facts"]["file2file"].value("multi_gpu", false) && s.accelerator_count > 1 && m["pre_quantized"] != "fp8")
+    differ(s.cat.file2file_flag_text() + " on one GPU", "--multi_gpu over " + std::to_string(s.accelerator_count) + " GPUs",
+           "Quark " + s.cat.release() + " runs file-to-file with one worker per visible GPU");
   if (r.value("skip_evaluation", false) && s.plan.value("evaluation_intent", "none") != "none")
     differ("--skip_evaluation", s.plan["evaluation_intent"].get<std::string>() + " evaluation", decap(reason_text(s, "evaluation_intent")));
+  // (A file-to-file card evaluated nothing either: the script returns after writing the shards.)
+  if (!r.value("skip_evaluation", false) && r["command"].get<std::string>().find("--skip_evaluation") == std::string::npos &&
+      r.value("device_strategy", "") != "file2file" && s.plan.value("evaluation_intent", "") == "none")
+    differ("evaluation after quantizing", "--skip_evaluation", decap(reason_text(s, "evaluation_intent")));
+  // The card's exclusions for parts this model does not have: kept (harmless), and said.
+  if (!s.choice("exclude_layers") && r.contains("exclude_layers") && r["exclude_layers"].is_array() && !s.modules().empty()) {
+    std::vector<std::string> none;
+    for (const auto& p : r["exclude_layers"]) {
+      if (!p.is_string()) continue;
+      QuarkPattern qp(p.get<std::string>(), s.exclude_match());
+      bool any = false;
+      for (const auto& mod : s.modules()) any = any || qp.matches(mod);
+      if (!any) none.push_back("'" + p.get<std::string>() + "'");
+    }
+    if (!none.empty())
+      differ("--exclude_layers " + join(none, " "), "the same patterns, which match nothing here", "this model has no such modules (kept: they exclude nothing)");
+  }
   if (r.contains("kv_cache") && value_text(r["kv_cache"]) != value_text(s.plan.value("kv_cache_scheme", Json(nullptr))))
     differ("KV cache " + value_text(r["kv_cache"]), "KV cache " + value_text(s.plan.value("kv_cache_scheme", Json(nullptr))), decap(reason_text(s, "kv_cache_scheme")));
   if (r.contains("algorithm") && value_text(r["algorithm"]) != value_text(s.plan.value("algorithm", Json(nullptr))))

@@ -522,17 +522,70 @@ void serve_source(PlanState& s) {
   char bits[64];
   std::snprintf(bits, sizeof bits, "%.2f bits per weight against the source's %.2f", plan_bits, source_bits);
   std::string serve = "serve the source as it is";
-  if (Json cmd = serve_command(s.plan, s.cat, path, model_type(s)); cmd.is_object()) {
-    // One line: the variables, the program and its arguments (quoted where a shell needs it).
-    std::string text;
-    for (auto& [k, v] : cmd["env"].items()) text += k + "=" + v.get<std::string>() + " ";
-    text += cmd["program"].get<std::string>();
-    for (const auto& a : cmd["args"]) {
-      const std::string& w = a.get_ref<const std::string&>();
-      text += w.find_first_of(" '\"();*") == std::string::npos ? " " + w : " '" + w + "'";
+  if (s.plan.contains("serve") && s.plan["serve"].is_object()) {
+    // The source's own command: its size and format decide the parallel size and the variables,
+    // not the plan that is refused (the same command whatever the goal).
+    Json src = s.plan;
+    Json& sv = src["serve"];
+    sv["kv_cache_flag"] = nullptr;
+    Json env = Json::object();
+    for (const char* kind : {"dense", "experts"}) {
+      if (std::string(kind) == "experts" && !m.value("is_moe", false)) continue;
+      RuntimeLoad l = runtime_load(*s.runtime, s.platform, kind, form);
+      if (l.entry && l.entry->contains("env"))
+        for (auto& [k, v] : (*l.entry)["env"].items()) env[k] = v;
     }
-    serve += " (" + text + ")";
+    sv["env"] = env;
+    // The repository's own code: vLLM runs it only when told to (the user reviews it first).
+    const bool remote = m.value("trust_remote_code", false);
+    sv["trust_remote_code"] = remote;
+    const Json fit = s.plan["estimates"].value("fit", Json(nullptr));
+    const Json arch = m.value("architecture", Json::object());
+    const int64_t per_node = (*s.runtime)["serve"].value("gpus_per_node", int64_t{0});
+    if (fit.is_object() && fit.contains("memory_bytes") && per_node > 0 && s.platform != "cpu" && s.platform != "npu") {
+      const Json kv = s.plan["estimates"].value("kv_cache", Json(nullptr));
+      const double usable = static_cast<double>(fit.value("memory_bytes", uint64_t{0})) * fit.value("usable_fraction", 0.9);
+      const double need_bytes = static_cast<double>(weights[0].value("bytes", uint64_t{0})) + (kv.is_object() ? kv.value("bytes", 0.0) : 0.0);
+      const int64_t need = usable > 0 ? std::max<int64_t>(1, static_cast<int64_t>(std::ceil(need_bytes / usable))) : 1;
+      auto count_of = [&](const char* key) -> int64_t {  // a named copy: never operator[] on a key that may be missing
+        const Json v = arch.is_object() ? arch.value(key, Json(nullptr)) : Json(nullptr);
+        return v.is_number_integer() ? std::clamp<int64_t>(v.get<int64_t>(), 0, 1 << 20) : 0;
+      };
+      const int64_t heads = count_of("num_attention_heads");
+      int64_t kvh = count_of("num_key_value_heads");
+      if (kvh <= 0) kvh = heads;
+      auto valid = [&](int64_t t) { return (heads <= 0 || heads % t == 0) && (kvh <= 0 || (kvh >= t ? kvh % t == 0 : t % kvh == 0)); };
+      int64_t tp = 0, pp = 1;
+      for (int64_t t = need; t <= per_node && !tp; ++t)
+        if (valid(t)) tp = t;
+      if (!tp) {
+        for (int64_t t = std::min(per_node, std::max<int64_t>(need, 1)); t >= 1 && !tp; --t)
+          if (valid(t)) tp = t;
+        tp = std::max<int64_t>(tp, 1);
+        pp = (need + tp - 1) / tp;
+      }
+      sv["tensor_parallel_size"] = tp;
+      sv["pipeline_parallel_size"] = pp;
+    }
+    if (Json cmd = serve_command(src, s.cat, path, model_type(s)); cmd.is_object()) {
+      // One line: the variables, the program and its arguments (quoted where a shell needs it).
+      std::string text;
+      for (auto& [k, v] : cmd["env"].items()) text += k + "=" + v.get<std::string>() + " ";
+      text += cmd["program"].get<std::string>();
+      for (const auto& a : cmd["args"]) {
+        const std::string& w = a.get_ref<const std::string&>();
+        text += w.find_first_of(" '\"();*") == std::string::npos ? " " + w : " '" + w + "'";
+      }
+      serve += " (" + text + (remote ? "; --trust-remote-code runs the repository's own code: review it first" : "") + ")";
+    }
   }
+  // The alternatives that are real: a 16-bit original where its maker published one, and the size
+  // goal where some scheme estimated here is smaller than the source by the margin.
+  const Json& gain = s.cat.torch()["pre_quantized_gain"];
+  const Json no_original = gain.value("no_16bit_original", Json::object());
+  const bool has_original = !no_original.contains(model_type(s));
+  bool smaller_exists = false;
+  for (size_t i = 1; i < weights.size(); ++i) smaller_exists = smaller_exists || weights[i].value("bits_per_weight_effective", 99.0) <= source_bits - margin;
   // AMD's own re-quantization at this size, where it publishes one: from the 16-bit original.
   std::string amd;
   for (const auto& r : s.cat.torch()["amd_recipes"]) {
@@ -548,7 +601,9 @@ void serve_source(PlanState& s) {
              "The planned " + s.plan["global_scheme"].get<std::string>() + " model (" + format_bytes(weights[1].value("bytes", uint64_t{0})) + ", " + bits +
                  ") is not half a bit per weight smaller than its already-quantized source (" + format_bytes(weights[0].value("bytes", uint64_t{0})) + ", " + form +
                  "): re-quantizing it gains nothing and is bounded by the " + form + " source's quality.",
-             serve + "; or quantize the 16-bit original" + amd + (s.goal == "size" ? std::string() : std::string("; or --goal size for a scheme smaller than the source")));
+             serve + (has_original ? "; or quantize 16-bit weights (the original where one was published)" + amd
+                                  : std::string("; no 16-bit original exists: ") + no_original[model_type(s)].get<std::string>()) +
+                 (s.goal == "size" || !smaller_exists ? std::string() : std::string("; or --goal size for a scheme smaller than the source")));
 }
 
 }  // namespace torch_rules

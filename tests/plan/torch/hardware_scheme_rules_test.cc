@@ -84,6 +84,20 @@ std::vector<Scenario> torch_hardware_scheme_scenarios() {
          // A recipe followed whole says nothing more.
          auto llama = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
          EXPECT_FALSE(cites(llama, "torch.recipe.differences"));
+         // Kimi-K2 follows the Kimi-K2.5 card: made for another model type, with exclusions for towers K2 lacks.
+         auto kimi = plan(hf_analysis("kimi-k2-instruct"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; r.trust_remote_code = true; });
+         std::string kw;
+         for (const auto& row : kimi.decision_table)
+           if (row["key"] == "global_scheme") kw = row["reason"];
+         EXPECT_NE(kw.find("AMD's card: made for kimi_k25; this plan: kimi_k2"), std::string::npos) << kw;
+         EXPECT_NE(kw.find("'*mm_projector*' '*vision_tower*'; this plan: the same patterns, which match nothing here"), std::string::npos) << kw;
+         EXPECT_EQ(kw.find("AMD's card: evaluation after quantizing"), std::string::npos) << kw;  // a file-to-file card evaluated nothing
+         // GLM-5's card ran file to file on one GPU; Quark 0.13 spreads it over the GPUs given.
+         auto glm = plan(hf_analysis("glm-5"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; });
+         std::string gw;
+         for (const auto& row : glm.decision_table)
+           if (row["key"] == "global_scheme") gw = row["reason"];
+         EXPECT_NE(gw.find("this plan: --multi_gpu over 8 GPUs, because Quark 0.13 runs file-to-file with one worker per visible GPU"), std::string::npos) << gw;
          // MiniMax's card runs the repository's code; a plan without that approval says why it differs.
          auto mm = plan(hf_analysis("minimax-m2.7"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; });
          if (cites(mm, "torch.recipe.amd") && !mm.plan["trust_remote_code"].get<bool>()) EXPECT_TRUE(cites(mm, "torch.recipe.differences"));

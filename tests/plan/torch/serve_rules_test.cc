@@ -155,8 +155,24 @@ std::vector<Scenario> torch_serve_scenarios() {
            EXPECT_NE(o.conflicts[0].message.find("is not half a bit per weight smaller"), std::string::npos) << o.conflicts[0].message;
            EXPECT_EQ(o.conflicts[0].alternative.rfind("serve the source as it is (", 0), 0u) << o.conflicts[0].alternative;
            EXPECT_NE(o.conflicts[0].alternative.find(std::string("tests/data/hf/") + c.model), std::string::npos) << o.conflicts[0].alternative;
-           EXPECT_EQ(o.conflicts[0].alternative.find("--goal size") != std::string::npos, std::string(c.goal) != "size") << o.conflicts[0].alternative;
+           // Only alternatives that pass: no size goal where no scheme gets half a bit below gpt-oss's MXFP4, no 16-bit original OpenAI never published.
+           const bool oss = std::string(c.model).rfind("gpt-oss", 0) == 0;
+           EXPECT_EQ(o.conflicts[0].alternative.find("--goal size") != std::string::npos, std::string(c.goal) != "size" && !oss) << o.conflicts[0].alternative;
+           EXPECT_EQ(o.conflicts[0].alternative.find("no 16-bit original exists") != std::string::npos, oss) << o.conflicts[0].alternative;
          }
+         // The source's command is the source's: the same whatever the goal (gpt-oss-120b fits one H100 at 61 GiB).
+         auto acc = plan(hf_analysis("gpt-oss-120b"), [](PlanRequest& r) { r.hardware = "h100"; r.gpus = 8; r.goal = "accuracy"; });
+         auto small = plan(hf_analysis("gpt-oss-120b"), [](PlanRequest& r) { r.hardware = "h100"; r.gpus = 8; r.goal = "size"; });
+         ASSERT_FALSE(acc.conflicts.empty());
+         ASSERT_FALSE(small.conflicts.empty());
+         auto serve_of = [](const std::string& alt) { return alt.substr(0, alt.find(')')); };
+         EXPECT_EQ(serve_of(acc.conflicts[0].alternative), serve_of(small.conflicts[0].alternative));
+         EXPECT_EQ(acc.conflicts[0].alternative.find("--tensor-parallel-size"), std::string::npos) << acc.conflicts[0].alternative;
+         // A repository whose code the runtime needs: the flag, with the warning.
+         auto kimi = plan(hf_analysis("kimi-k2-instruct"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; r.goal = "accuracy"; });
+         ASSERT_FALSE(kimi.conflicts.empty());
+         EXPECT_NE(kimi.conflicts[0].alternative.find("--trust-remote-code; --trust-remote-code runs the repository's own code: review it first"), std::string::npos)
+             << kimi.conflicts[0].alternative;
          // Its command is the plan's: the parallel size a 640 GiB model needs (more than one MI300X), on the source folder.
          auto ds = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; });
          ASSERT_EQ(ds.status, PlanStatus::kConflict);
