@@ -103,7 +103,8 @@ int run_explain_command(const ExplainArgs& a) {
     std::string note = analysis_note.empty() ? "" : " " + analysis_note;
     for (const auto& f : inv.files) {
       // A heredoc with a quoted delimiter: the shell writes the JSON as it is.
-      std::fputs(st.bold(ui::paragraph("First write " + f["path"].get<std::string>() + ", " + f["why"].get<std::string>() + ":", width)).c_str(), stdout);
+      std::fputs(st.bold(ui::paragraph("First write " + f["path"].get<std::string>() + ":", width)).c_str(), stdout);
+      std::printf("# %s\n", f["why"].get<std::string>().c_str());  // a shell comment: the block pastes as it is
       std::printf("cat > %s <<'JSON'\n%sJSON\n", f["path"].get<std::string>().c_str(), f["content"].get<std::string>().c_str());
     }
     std::fputs(st.bold(ui::paragraph("Quark invocation this plan implies:" + note, width)).c_str(), stdout);

@@ -25,20 +25,11 @@ size_t count_matches(PlanState& s, const std::string& pattern, PatternMatch how)
   return n;
 }
 
-// How many MoE routers `pattern` excludes under the plan's release (with the Linear child Quark 0.12
-// gives a replaced router, catalog replaced_module_children).
-size_t routers_matched(PlanState& s, const std::string& pattern) {
+// How many MoE routers `pattern` names by their own name (no replaced child), under the release's matching.
+size_t routers_named(PlanState& s, const std::string& pattern) {
   QuarkPattern qp(pattern, s.exclude_match());
-  std::vector<std::string> children;
-  if (s.cat.torch().contains("replaced_module_children"))
-    children = string_list(s.cat.torch()["replaced_module_children"].value("children", Json::array()));
   size_t n = 0;
-  for (size_t i = 0; i < s.modules().size(); ++i) {
-    if (!s.is_router(i)) continue;
-    bool hit = qp.matches(s.modules()[i]);
-    for (const auto& c : children) hit = hit || qp.matches(s.modules()[i] + "." + c);
-    n += hit ? 1 : 0;
-  }
+  for (size_t i = 0; i < s.modules().size(); ++i) n += s.is_router(i) && qp.matches(s.modules()[i]) ? 1 : 0;
   return n;
 }
 
@@ -185,7 +176,10 @@ void exclude_layers(PlanState& s) {
         }
         // A recipe pattern for the router's Linear child (Quark 0.12's "NAME.linear"): where the release
         // makes the router the Linear itself, the router's own name is what excludes it.
-        if (text.ends_with(".*") && routers_matched(s, text) == 0 && routers_matched(s, text.substr(0, text.size() - 2)) > 0) {
+        // Quark 0.12 gives a router it loads in memory a Linear child ("mlp.gate.linear"), which the card's
+        // '*mlp.gate.*' names; file-to-file (any release) and Quark 0.13 see the router as the Linear itself.
+        // The router's own name excludes it in every flow and release.
+        if (text.ends_with(".*") && routers_named(s, text) == 0 && routers_named(s, text.substr(0, text.size() - 2)) > 0) {
           if (count_matches(s, text, s.exclude_match()) == 0) kept.erase(kept.end() - 1);  // it names nothing here: replaced
           kept.push_back(text.substr(0, text.size() - 2));
           router_named.push_back(text);
@@ -230,8 +224,8 @@ void exclude_layers(PlanState& s) {
                                   : "; " + join(widened) + " added: the recipe was written for Quark before 0.13, which also excluded the modules under each pattern, and Quark " +
                                         s.cat.release() + " matches them verbatim") +
                  (router_named.empty() ? std::string()
-                                       : "; " + join(router_named) + " matched the routers' Linear child ('.linear') of Quark before 0.13; in Quark " +
-                                             s.cat.release() + " a router is the Linear itself, so its own name excludes it (" + [&] {
+                                       : "; " + join(router_named) + " names only the Linear child Quark 0.12 gives a router it loads in memory ('.linear'); " +
+                                             "file-to-file and Quark 0.13 see the router as the Linear itself, so its own name excludes it in every flow (" + [&] {
                                                std::vector<std::string> names;
                                                for (const auto& r : router_named) names.push_back("'" + r.substr(0, r.size() - 2) + "'");
                                                return join(names);

@@ -119,7 +119,10 @@ void export_format(PlanState& s) {
     const int64_t vocab = arch.is_object() && arch.contains("vocab_size") && arch["vocab_size"].is_number_integer() ? arch["vocab_size"].get<int64_t>() : 0;
     for (const auto& b : spec.value("bpe_tokenizer_configs", Json::array()))
       if (std::count(b["model_types"].begin(), b["model_types"].end(), model_type(s)) && vocab >= b["vocab_size_at_least"].get<int64_t>()) bpe_why = b["why"];
-    const std::string hint = "--export hf, then convert the result with llama.cpp's convert_hf_to_gguf.py (it reads BPE tokenizers)";
+    // llama.cpp's converter refuses a Quark checkpoint ("Quant method is not yet supported: 'quark'"):
+    // a GGUF of this model comes from llama.cpp's own tools on the unquantized weights.
+    const std::string hint = "llama.cpp's own tools on the unquantized model (convert_hf_to_gguf.py reads BPE tokenizers, then llama-quantize to Q4_K_M or Q8_0); "
+                             "its converter refuses a Quark checkpoint ('Quant method is not yet supported: quark'), so no Quark plan makes this GGUF";
     if (has_tokenizer && !has_needed)
       s.conflict("torch.export.format", "export_format",
                  "Quark's " + e + " exporter reads a SentencePiece " + needed + ", which " + dir + " does not have (its tokenizer is tokenizer.json): " +
