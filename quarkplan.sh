@@ -89,8 +89,8 @@ case "${1:-}" in
     echo "== Torch: Qwen3-8B on an A100 (no FP8 compute: INT8 W8A8 is native) =="
     run_plan examples/qwen3-8b --hardware a100 --yes -o "$out/qwen3_a100/quant_plan.json"
     echo
-    echo "== Torch: Qwen3-30B-A3B (MoE) on an MI300X for size: experts vLLM loads, and how to serve them =="
-    run_plan examples/qwen3-30b-a3b --hardware mi300x --gpus 8 --goal size --yes -o "$out/qwen3_moe_mi300x/quant_plan.json" >/dev/null
+    echo "== Torch: Qwen3-30B-A3B (MoE) on an MI300X: AMD's FP8 recipe, experts vLLM loads, and how to serve them =="
+    run_plan examples/qwen3-30b-a3b --hardware mi300x --gpus 8 --yes -o "$out/qwen3_moe_mi300x/quant_plan.json" >/dev/null
     $q explain "$out/qwen3_moe_mi300x/quant_plan.json" | sed -n '/^Risks/,$p'
     echo
     echo "== Torch: DeepSeek-V3 (examples/deepseek-v3) on MI355X: what Quark would run, and how vLLM serves it =="
