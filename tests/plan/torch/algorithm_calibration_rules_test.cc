@@ -47,7 +47,8 @@ std::vector<Scenario> torch_algorithm_calibration_scenarios() {
          EXPECT_TRUE(g.plan["algorithm"].is_null());  // the guide's AWQ is dropped, with the reason
          EXPECT_TRUE(cites(g, "torch.algorithm.model_support"));
          // Dense qwen3: Quark has none built in, the catalog has one; the plan writes it and the command reads it.
-         for (const auto& [hw, algo] : std::vector<std::pair<std::string, std::string>>{{"ryzen-ai", "awq"}, {"a100", "smoothquant"}}) {
+         for (const auto& [hw_name, algo] : std::vector<std::pair<std::string, std::string>>{{"ryzen-ai", "awq"}, {"a100", "smoothquant"}}) {
+           const std::string hw = hw_name;  // a named copy: clang's C++20 lets no lambda capture a structured binding
            auto q = plan(hf_analysis("qwen3-8b"), [&](PlanRequest& r) { r.hardware = hw; });
            ASSERT_EQ(q.plan["algorithm"], algo) << hw;
            const Json& f = q.plan["algorithm_config_files"][algo];
