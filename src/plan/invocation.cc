@@ -7,14 +7,14 @@
 
 namespace quarkplan {
 
-namespace {
-
 std::string shell_quote(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:") == std::string::npos) return s;
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
+
+namespace {
 
 // Where Quark writes the quantized model: beside the current directory, named
 // after the model and the plan's scheme (as AMD names its releases, e.g.

@@ -33,6 +33,8 @@ struct Invocation {
 Invocation plan_invocation(const Json& plan, const Json& analysis, const std::string& catalog_dir = "");
 
 class Catalog;
+// A word as a POSIX shell reads it back: as it is when safe, else in single quotes.
+std::string shell_quote(const std::string& s);
 // How to serve `model_dir` with the plan's runtime (plan["serve"], catalog/runtimes.json's serve
 // section): {runtime, label, program, env, args, text}, or null when the plan names no runtime.
 Json serve_command(const Json& plan, const Catalog& cat, const std::string& model_dir, const std::string& model_type);

@@ -55,6 +55,13 @@ std::vector<std::string> module_schemes(PlanState& s);
 const Json* algo_config_file(const PlanState& s, const std::string& algorithm);
 // Quark can run `algorithm` on this model: its template has a built-in config, or the catalog gives one.
 bool algorithm_available(const PlanState& s, const std::string& algorithm);
+// The attention and KV heads a tensor-parallel split must respect (0 when unknown; KV = attention
+// heads when not given), and why `tp` cannot split them ("" when it can: vLLM partitions or replicates KV heads).
+struct HeadCounts {
+  int64_t heads = 0, kv = 0;
+};
+HeadCounts head_counts(const PlanState& s);
+std::string heads_split_problem(const HeadCounts& h, int64_t tp);
 // A runtime's error text with its "<layer>" placeholder filled in.
 std::string replace_layer(std::string text, const std::string& layer);
 

@@ -62,6 +62,24 @@ std::string servable(const PlanState& s, const std::string& scheme) {
   return worst;
 }
 
+HeadCounts head_counts(const PlanState& s) {
+  const Json arch = model(s).value("architecture", Json::object());
+  auto count_of = [&](const char* key) -> int64_t {  // a named copy: never operator[] on a key that may be missing
+    const Json v = arch.is_object() ? arch.value(key, Json(nullptr)) : Json(nullptr);
+    return v.is_number_integer() ? std::clamp<int64_t>(v.get<int64_t>(), 0, 1 << 20) : 0;
+  };
+  HeadCounts h{count_of("num_attention_heads"), count_of("num_key_value_heads")};
+  if (h.kv <= 0) h.kv = h.heads;
+  return h;
+}
+
+std::string heads_split_problem(const HeadCounts& h, int64_t tp) {
+  if (h.heads > 0 && h.heads % tp != 0) return std::to_string(h.heads) + " attention heads are not divisible by " + std::to_string(tp);
+  if (h.kv > 0 && (h.kv >= tp ? h.kv % tp != 0 : tp % h.kv != 0))
+    return std::to_string(h.kv) + " KV heads neither divide nor are divisible by " + std::to_string(tp);
+  return "";
+}
+
 std::string replace_layer(std::string text, const std::string& layer) {
   if (auto at = text.find("<layer>"); at != std::string::npos) text.replace(at, 7, layer);
   return text;
@@ -305,13 +323,7 @@ void serve_parallel(PlanState& s) {
   if (est.is_object() && est.value("kv_cache", Json(nullptr)).is_object() && est["kv_cache"].value("context_length", Json(nullptr)).is_number_integer())
     serve["max_model_len"] = est["kv_cache"]["context_length"];
   if (per_node <= 0 || !s.accelerator || s.platform == "cpu" || s.platform == "npu") return;
-  const Json arch = model(s).value("architecture", Json::object());
-  auto count_of = [&](const char* key) -> int64_t {
-    if (!arch.is_object() || !arch.contains(key) || !arch[key].is_number_integer()) return 0;
-    return std::clamp<int64_t>(arch[key].get<int64_t>(), 0, 1 << 20);
-  };
-  int64_t heads = count_of("num_attention_heads"), kv = count_of("num_key_value_heads");
-  if (kv <= 0) kv = heads;
+  const HeadCounts heads = head_counts(s);
   const Json fit = s.plan.contains("estimates") && s.plan["estimates"].is_object() ? s.plan["estimates"].value("fit", Json(nullptr)) : Json(nullptr);
   int64_t need = fit.is_object() ? fit.value("deployment_accelerators", int64_t{1}) : 1;
   // Group-quantized row-parallel layers: each rank's share of the input features must hold whole groups.
@@ -324,12 +336,8 @@ void serve_parallel(PlanState& s) {
   }
   std::string why_not;
   auto valid = [&](int64_t tp, bool note) {
-    if (heads > 0 && heads % tp != 0) {
-      if (note) why_not = std::to_string(heads) + " attention heads are not divisible by " + std::to_string(tp);
-      return false;
-    }
-    if (kv > 0 && (kv >= tp ? kv % tp != 0 : tp % kv != 0)) {
-      if (note) why_not = std::to_string(kv) + " KV heads neither divide nor are divisible by " + std::to_string(tp);
+    if (std::string problem = heads_split_problem(heads, tp); !problem.empty()) {
+      if (note) why_not = problem;
       return false;
     }
     for (const auto& [shape, names] : row_shapes) {
@@ -389,7 +397,7 @@ void serve_parallel(PlanState& s) {
     valid(need, true);
     text += "; " + std::to_string(need) + " is not a size " + label(s) + " can split it into (" + why_not + ")";
   }
-  text += " (" + std::to_string(heads) + " attention heads, " + std::to_string(kv) + " KV heads" +
+  text += " (" + std::to_string(heads.heads) + " attention heads, " + std::to_string(heads.kv) + " KV heads" +
           (row_shapes.empty() ? "" : ", row-parallel layers of " + [&] {
             std::set<uint64_t> ins;
             for (const auto& [shape, names] : row_shapes) ins.insert(shape.first);
@@ -540,21 +548,14 @@ void serve_source(PlanState& s) {
     const bool remote = m.value("trust_remote_code", false);
     sv["trust_remote_code"] = remote;
     const Json fit = s.plan["estimates"].value("fit", Json(nullptr));
-    const Json arch = m.value("architecture", Json::object());
     const int64_t per_node = (*s.runtime)["serve"].value("gpus_per_node", int64_t{0});
     if (fit.is_object() && fit.contains("memory_bytes") && per_node > 0 && s.platform != "cpu" && s.platform != "npu") {
       const Json kv = s.plan["estimates"].value("kv_cache", Json(nullptr));
       const double usable = static_cast<double>(fit.value("memory_bytes", uint64_t{0})) * fit.value("usable_fraction", 0.9);
       const double need_bytes = static_cast<double>(weights[0].value("bytes", uint64_t{0})) + (kv.is_object() ? kv.value("bytes", 0.0) : 0.0);
       const int64_t need = usable > 0 ? std::max<int64_t>(1, static_cast<int64_t>(std::ceil(need_bytes / usable))) : 1;
-      auto count_of = [&](const char* key) -> int64_t {  // a named copy: never operator[] on a key that may be missing
-        const Json v = arch.is_object() ? arch.value(key, Json(nullptr)) : Json(nullptr);
-        return v.is_number_integer() ? std::clamp<int64_t>(v.get<int64_t>(), 0, 1 << 20) : 0;
-      };
-      const int64_t heads = count_of("num_attention_heads");
-      int64_t kvh = count_of("num_key_value_heads");
-      if (kvh <= 0) kvh = heads;
-      auto valid = [&](int64_t t) { return (heads <= 0 || heads % t == 0) && (kvh <= 0 || (kvh >= t ? kvh % t == 0 : t % kvh == 0)); };
+      const HeadCounts heads = head_counts(s);
+      auto valid = [&](int64_t t) { return heads_split_problem(heads, t).empty(); };
       int64_t tp = 0, pp = 1;
       for (int64_t t = need; t <= per_node && !tp; ++t)
         if (valid(t)) tp = t;
@@ -570,12 +571,9 @@ void serve_source(PlanState& s) {
     if (Json cmd = serve_command(src, s.cat, path, model_type(s)); cmd.is_object()) {
       // One line: the variables, the program and its arguments (quoted where a shell needs it).
       std::string text;
-      for (auto& [k, v] : cmd["env"].items()) text += k + "=" + v.get<std::string>() + " ";
+      for (auto& [k, v] : cmd["env"].items()) text += k + "=" + shell_quote(v.get<std::string>()) + " ";
       text += cmd["program"].get<std::string>();
-      for (const auto& a : cmd["args"]) {
-        const std::string& w = a.get_ref<const std::string&>();
-        text += w.find_first_of(" '\"();*") == std::string::npos ? " " + w : " '" + w + "'";
-      }
+      for (const auto& a : cmd["args"]) text += " " + shell_quote(a.get<std::string>());
       serve += " (" + text + (remote ? "; --trust-remote-code runs the repository's own code: review it first" : "") + ")";
     }
   }

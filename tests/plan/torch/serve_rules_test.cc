@@ -263,7 +263,9 @@ Checked every_default_plan_is_one_its_runtime_loads(const std::vector<const char
         const std::string where = model + " on " + hw + " for " + goal;
         // Ryzen AI's LLM flow (ONNX Runtime GenAI) has no MoE: a conflict saying so is right there.
         for (const auto& c : o.conflicts)
-          if (!(is_moe && std::string(hw) == "ryzen-ai")) EXPECT_NE(c.rule.rfind("torch.serve", 0), 0u) << where << ": " << c.message;
+          if (!(is_moe && std::string(hw) == "ryzen-ai")) {
+            EXPECT_NE(c.rule.rfind("torch.serve", 0), 0u) << where << ": " << c.message;
+          }
         if (!o.conflicts.empty() || !o.plan["global_scheme"].is_string() || !o.plan["serve_runtime"].is_string()) continue;
         const Json* rt = cat.runtime(o.plan["serve_runtime"]);
         if (!rt) {
@@ -288,8 +290,12 @@ Checked every_default_plan_is_one_its_runtime_loads(const std::vector<const char
         if (!serve.contains("tensor_parallel_size")) continue;
         int64_t tp = serve["tensor_parallel_size"], heads = a["model"]["architecture"].value("num_attention_heads", Json(0)).get<int64_t>();
         int64_t kv = a["model"]["architecture"].value("num_key_value_heads", Json(0)).is_number_integer() ? a["model"]["architecture"]["num_key_value_heads"].get<int64_t>() : heads;
-        if (heads > 0) EXPECT_EQ(heads % tp, 0) << where << " tp " << tp;
-        if (kv > 0) EXPECT_TRUE(kv >= tp ? kv % tp == 0 : tp % kv == 0) << where << " tp " << tp << " kv " << kv;
+        if (heads > 0) {
+          EXPECT_EQ(heads % tp, 0) << where << " tp " << tp;
+        }
+        if (kv > 0) {
+          EXPECT_TRUE(kv >= tp ? kv % tp == 0 : tp % kv == 0) << where << " tp " << tp << " kv " << kv;
+        }
       }
   }
   return {checked, moe};
