@@ -17,6 +17,14 @@ using namespace detail;
 
 namespace {
 
+// Whether `pattern` reaches some module only through Quark 0.12's children form (`p.*`): stops at the first.
+bool widened_by_children(PlanState& s, const std::string& pattern) {
+  QuarkPattern with(pattern, PatternMatch::kWithChildren), verbatim(pattern, PatternMatch::kVerbatim);
+  for (const auto& m : s.modules())
+    if (with.matches(m) && !verbatim.matches(m)) return true;
+  return false;
+}
+
 // How many of the model's modules `pattern` matches under `how`.
 size_t count_matches(PlanState& s, const std::string& pattern, PatternMatch how) {
   QuarkPattern qp(pattern, how);
@@ -170,7 +178,7 @@ void exclude_layers(PlanState& s) {
         // each pattern: under verbatim matching the plan lists them too, so it excludes the same.
         const std::string text = p.get<std::string>();
         if (s.exclude_match() == PatternMatch::kVerbatim && !text.ends_with(".*") &&
-            count_matches(s, text, PatternMatch::kWithChildren) > count_matches(s, text, PatternMatch::kVerbatim)) {
+            widened_by_children(s, text)) {
           kept.push_back(text + ".*");
           rewritten.push_back(text);
         }

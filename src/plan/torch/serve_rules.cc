@@ -330,9 +330,12 @@ void serve_parallel(PlanState& s) {
   const auto& mods = s.modules();
   const std::vector<std::string> schemes_of = module_schemes(s);
   std::map<std::pair<uint64_t, int64_t>, std::vector<std::string>> row_shapes;  // (in_features, group) -> modules
+  std::map<std::string, int64_t> groups;  // per scheme, looked up once (45,000 modules share a few schemes)
   for (size_t i = 0; i < mods.size(); ++i) {
     if (schemes_of[i].empty() || !row_parallel(mods[i]) || s.module_shapes[i].second == 0) continue;
-    if (int64_t g = group_of(s, schemes_of[i]); g > 0) row_shapes[{s.module_shapes[i].second, g}].push_back(mods[i]);
+    auto [it, fresh] = groups.try_emplace(schemes_of[i], 0);
+    if (fresh) it->second = group_of(s, schemes_of[i]);
+    if (it->second > 0) row_shapes[{s.module_shapes[i].second, it->second}].push_back(mods[i]);
   }
   std::string why_not;
   auto valid = [&](int64_t tp, bool note) {
