@@ -9,6 +9,7 @@
 #include "common/units.h"
 #include "intake/module_names.h"
 #include "plan/onnx_weights.h"
+#include "plan/serve_memory.h"
 
 namespace quarkplan {
 
@@ -203,6 +204,18 @@ void add_estimates(PlanState& s) {
     uint64_t deploy = static_cast<uint64_t>(chosen_bytes - mtp_bytes) + kvb;
     auto count = [&](uint64_t need) { return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(need) / usable))); };
     int64_t calib_n = count(calib), deploy_n = count(deploy);
+    // Serving, where the runtime's memory is known: each accelerator holds its share of the
+    // weights, the runtime's reserve for activations and graphs, and the batch's KV cache (an MLA
+    // cache whole on each).
+    const ServeMemory sm = serve_memory(s, chosen_bytes - mtp_bytes, batch ? static_cast<double>(kvb) / static_cast<double>(batch) : 0.0);
+    uint64_t reserve = 0;
+    if (sm.known) {
+      deploy_n = 0;
+      for (int64_t n = 1; n <= 4096 && !deploy_n; ++n)
+        if (sm.sequences_held(n, 1) >= static_cast<int64_t>(std::max<uint64_t>(batch, 1))) deploy_n = n;
+      if (!deploy_n) deploy_n = 4096;
+      reserve = static_cast<uint64_t>(sm.reserve(deploy_n, 1));
+    }
     int64_t have = s.accelerator_count;
     std::string hw = (*s.accelerator)["name"];
     est["fit"] = {{"accelerator", hw},
@@ -215,20 +228,32 @@ void add_estimates(PlanState& s) {
                   {"calibration_load_bytes", loaded_bytes},
                   {"calibration_accelerators", calib_n},
                   {"deployment_bytes", deploy},
+                  {"deployment_reserve_bytes", reserve},
                   {"deployment_accelerators", deploy_n},
                   {"method", std::string("calibration: the ") + (pre_quantized ? "dequantized BF16 model" : "model as stored") + " x " +
-                                 std::to_string(factor).substr(0, 4) + " (algorithm working set); deployment: quantized weights + KV cache" +
+                                 std::to_string(factor).substr(0, 4) + " (algorithm working set)" +
+                                 (sm.known ? "; deployment (" + (*s.runtime).value("label", std::string("the runtime")) + "): " + sm.method
+                                           : "; deployment: quantized weights + KV cache") +
                                  (mtp_bytes > 0 ? " (without the " + format_bytes(static_cast<uint64_t>(mtp_bytes)) + " of MTP layers, loaded only for speculative decoding)" : std::string()) + "; " +
-                                 std::to_string(static_cast<int>(usable_fraction * 100)) + "% of each accelerator's memory usable"}};
+                                 std::to_string(static_cast<int>(usable_fraction * 100)) + "% of each accelerator's memory usable for calibration"}};
+    // Accelerators needed with a KV cache of `kv` bytes for the batch.
+    auto fp8_kv_count = [&](uint64_t kv) -> int64_t {
+      if (!sm.known) return count(static_cast<uint64_t>(chosen_bytes - mtp_bytes) + kv);
+      const ServeMemory half = serve_memory(s, chosen_bytes - mtp_bytes, batch ? static_cast<double>(kv) / static_cast<double>(batch) : 0.0);
+      for (int64_t n = 1; n <= 4096; ++n)
+        if (half.sequences_held(n, 1) >= static_cast<int64_t>(std::max<uint64_t>(batch, 1))) return n;
+      return 4096;
+    };
     std::string each = format_bytes(mem);
     std::string avail = have > 0 ? std::to_string(have) + " available (" + s.accelerator_count_source + ")" : "count not given (--gpus N)";
     if (deploy_n > std::max<int64_t>(have, 1))
       s.risk("torch.fit.accelerators", deploy_n > 1 && have == 0 ? "medium" : "high",
-             "Serving needs " + std::to_string(deploy_n) + " x " + hw + ": the quantized weights and KV cache take " + format_bytes(deploy) + " (" + each +
+             "Serving needs " + std::to_string(deploy_n) + " x " + hw + ": the quantized weights and KV cache take " + format_bytes(deploy) +
+                 (reserve ? ", and the runtime keeps " + format_bytes(reserve) + " of each for activations and graphs" : std::string()) + " (" + each +
                  " each); " + avail + ".",
              // Where the KV cache is most of it, an FP8 KV cache is the first lever (half its bytes, no weight change).
              (!fp8_kv && kvb * 2 >= deploy ? "The KV cache is " + format_bytes(kvb) + " of it: an FP8 KV cache (--kv-cache fp8) halves that, " +
-                                                  std::to_string(count(static_cast<uint64_t>(chosen_bytes) + kvb / 2)) + " x " + hw + " then; or d"
+                                                  std::to_string(fp8_kv_count(kvb / 2)) + " x " + hw + " then; or d"
                                            : std::string("D")) +
                  "eploy with tensor parallelism over at least " + std::to_string(deploy_n) +
                  " accelerators (the serve command's size: one the model's heads divide), pick a smaller scheme, or shorten the context (--context).");

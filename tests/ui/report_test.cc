@@ -203,12 +203,15 @@ TEST(Report, EachPlanShowsItsChartsOrSaysWhyNot) {
   EXPECT_NE(dense.find("excluded</span> by the pattern lm_head"), std::string::npos);
   std::string moe = render(p[3].plan, p[3].analysis);
   EXPECT_NE(moe.find("<strong>Does not fit</strong>"), std::string::npos);
-  EXPECT_NE(moe.find("calibration needs 9 of them, deployment 2."), std::string::npos);
-  // The lines sit where the plan's count changes: 90% of each MI300X's 192 GiB,
-  // so the 343 GiB deployment (without the MTP layer, which serving loads only for
-  // speculative decoding) stays under the second line and needs two.
+  EXPECT_NE(moe.find("calibration needs 9 of them, deployment 3."), std::string::npos);
+  // The lines sit where the plan's count changes: 90% of each MI300X's 192 GiB.
+  // The 343 GiB deployment (without the MTP layer, which serving loads only for
+  // speculative decoding) is under the second line, but vLLM's reserve for
+  // activations and graphs on each GPU takes it past: three.
   EXPECT_NE(moe.find("1 x mi300x: 173 GiB"), std::string::npos);
   EXPECT_NE(moe.find("2 x: 346 GiB"), std::string::npos);
+  EXPECT_NE(moe.find("3 x: 518 GiB"), std::string::npos);
+  EXPECT_NE(moe.find("Runtime reserve (activations, graphs) on 3 mi300x"), std::string::npos);
   EXPECT_NE(moe.find("Calibration: the model loaded, dequantized to BF16"), std::string::npos);  // DeepSeek-V3 is stored in FP8
   EXPECT_NE(moe.find("(90% of 192 GiB each: 173 GiB)"), std::string::npos);
   EXPECT_NE(moe.find("Usable per mi300x (90% of its memory; the runtime keeps the rest)"), std::string::npos);

@@ -13,6 +13,7 @@
 #include "intake/module_names.h"
 #include "plan/invocation.h"
 #include "plan/rules.h"
+#include "plan/serve_memory.h"
 #include "plan/torch/rule_helpers.h"
 
 namespace quarkplan {
@@ -370,7 +371,15 @@ void serve_parallel(PlanState& s) {
              repair.empty() ? "Exclude these layers (--exclude) or pick a scheme without groups." : "Use " + repair + " (its groups divide them), or exclude these layers.");
       break;
     }
+  // The runtime's memory on this accelerator: the served weights (the fit's, without MTP layers),
+  // its reserve, and the KV cache per sequence at the estimate's context.
+  const Json kv = est.is_object() ? est.value("kv_cache", Json(nullptr)) : Json(nullptr);
+  const int64_t batch = kv.is_object() ? std::max<int64_t>(1, kv.value("batch", int64_t{1})) : 1;
+  const double kv_bytes = kv.is_object() ? kv.value("bytes", 0.0) : 0.0;
+  const int64_t ctx = kv.is_object() ? kv.value("context_length", int64_t{0}) : 0;
+  const ServeMemory sm = serve_memory(s, fit.is_object() ? fit.value("deployment_bytes", 0.0) - kv_bytes : 0.0, kv_bytes / static_cast<double>(batch));
   int64_t tp = 0, pp = 1;
+  ParallelChoice pc;
   if (const Json* c = s.choice("serve.tensor_parallel_size")) {
     if (!c->is_number_integer() || c->get<int64_t>() < 1 || c->get<int64_t>() > 4096) {
       s.error("serve.tensor_parallel_size must be a whole number from 1 to 4096 (got " + c->dump() + ")");
@@ -380,24 +389,35 @@ void serve_parallel(PlanState& s) {
     if (!valid(tp, true))
       s.conflict("torch.serve.parallel", "serve.tensor_parallel_size", label(s) + " cannot split this model " + std::to_string(tp) + " ways: " + why_not + ".",
                  "the size the plan computes (drop the setting)");
-    pp = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(need) / static_cast<double>(tp))));
-  }
-  for (int64_t t = std::max<int64_t>(need, 1); t <= per_node && !tp; ++t)
-    if (valid(t, false)) tp = t;
-  if (!tp) {  // more than one node, or no size from need up to a node: the largest valid one, with pipeline stages
-    for (int64_t t = std::min(per_node, std::max<int64_t>(need, 1)); t >= 1 && !tp; --t)
-      if (valid(t, false)) tp = t;
-    if (!tp) tp = 1;
-    pp = static_cast<int64_t>(std::ceil(static_cast<double>(need) / static_cast<double>(tp)));
+    while (pp < 4096 && sm.sequences_held(tp, pp) < batch) ++pp;
+  } else {
+    pc = choose_parallel(sm, [&](int64_t t) { return valid(t, false); }, batch, s.accelerator_count, per_node);
+    tp = pc.tp;
+    pp = pc.pp;
   }
   serve["tensor_parallel_size"] = tp;
   serve["pipeline_parallel_size"] = pp;
+  const std::string seqs = " sequence" + std::string(batch == 1 ? "" : "s") + " of " + std::to_string(ctx) + " tokens";
   std::string text = "tensor parallel " + std::to_string(tp) + (pp > 1 ? " x pipeline parallel " + std::to_string(pp) : "") + ": " +
                      (s.choice("serve.tensor_parallel_size") ? std::string("your choice; ") : std::string("")) +
-                     (need > 1 ? "the quantized weights and KV cache need " + std::to_string(need) + " x " + hw_name(s) : "the model fits one " + hw_name(s));
+                     (need > 1 ? "the quantized weights, " + label(s) + "'s reserve for activations and the KV cache of " + std::to_string(batch) + seqs + " need " +
+                                     std::to_string(need) + " x " + hw_name(s)
+                               : "the model fits one " + hw_name(s));
+  if (ctx > 0 && kv_bytes > 0) {
+    const int64_t held = sm.sequences_held(tp, pp);
+    auto holds = [&](int64_t n) { return n >= (1 << 30) ? std::string("any number of") : std::to_string(n); };
+    const std::string aim = "; a server's KV cache should hold " + std::to_string(sm.target) + " (" + sm.target_note + ")";
+    if (pc.fewest > 0 && tp > pc.fewest)
+      text += "; " + std::to_string(tp) + " for the KV cache: " + std::to_string(pc.fewest) + " would hold " + holds(sm.sequences_held(pc.fewest, 1)) + " sequences of " +
+              std::to_string(ctx) + " tokens, " + std::to_string(tp) + " hold " + holds(held) + aim;
+    else if (pc.fewest > 0 && !pc.target_met && sm.target > batch)
+      text += "; the KV cache holds " + holds(held) + " sequences of " + std::to_string(ctx) + " tokens" + aim + ": " +
+              (s.accelerator_count > 0 && s.accelerator_count < per_node ? "more accelerators, " : std::string()) + "an FP8 KV cache or a shorter context (--context) holds more";
+    else
+      text += "; the KV cache holds " + holds(held) + " sequences of " + std::to_string(ctx) + " tokens";
+  }
   if (tp * pp > per_node) text += "; " + std::to_string(tp * pp) + " GPUs are more than one node holds (" + std::to_string(per_node) + ")";
-  if (tp != need && need <= per_node && !s.choice("serve.tensor_parallel_size")) {
-    valid(need, true);
+  if (tp != need && need <= per_node && !s.choice("serve.tensor_parallel_size") && !valid(need, true)) {
     text += "; " + std::to_string(need) + " is not a size " + label(s) + " can split it into (" + why_not + ")";
   }
   text += " (" + std::to_string(heads.heads) + " attention heads, " + std::to_string(heads.kv) + " KV heads" +
@@ -553,23 +573,19 @@ void serve_source(PlanState& s) {
     const Json fit = s.plan["estimates"].value("fit", Json(nullptr));
     const int64_t per_node = (*s.runtime)["serve"].value("gpus_per_node", int64_t{0});
     if (fit.is_object() && fit.contains("memory_bytes") && per_node > 0 && s.platform != "cpu" && s.platform != "npu") {
+      // The source as served: its bytes without the MTP layers (loaded only for speculative
+      // decoding), and a 16-bit KV cache (the source's command sets none).
       const Json kv = s.plan["estimates"].value("kv_cache", Json(nullptr));
-      const double usable = static_cast<double>(fit.value("memory_bytes", uint64_t{0})) * fit.value("usable_fraction", 0.9);
-      const double need_bytes = static_cast<double>(weights[0].value("bytes", uint64_t{0})) + (kv.is_object() ? kv.value("bytes", 0.0) : 0.0);
-      const int64_t need = usable > 0 ? std::max<int64_t>(1, static_cast<int64_t>(std::ceil(need_bytes / usable))) : 1;
+      const Json parts = m.value("architecture", Json::object()).value("params_by_part", Json::object());
+      const double total = m.value("total_params", 0.0), mtp = parts.is_object() ? parts.value("mtp", 0.0) : 0.0;
+      const double source = static_cast<double>(weights[0].value("bytes", uint64_t{0})) * (total > 0 ? 1 - mtp / total : 1.0);
+      const int64_t batch = kv.is_object() ? std::max<int64_t>(1, kv.value("batch", int64_t{1})) : 1;
+      const double kv_seq = kv.is_object() ? kv.value("bytes", 0.0) * (kv.value("dtype", std::string()) == "fp8" ? 2 : 1) / static_cast<double>(batch) : 0.0;
+      const ServeMemory sm = serve_memory(s, source, kv_seq);
       const HeadCounts heads = head_counts(s);
-      auto valid = [&](int64_t t) { return heads_split_problem(heads, t).empty(); };
-      int64_t tp = 0, pp = 1;
-      for (int64_t t = need; t <= per_node && !tp; ++t)
-        if (valid(t)) tp = t;
-      if (!tp) {
-        for (int64_t t = std::min(per_node, std::max<int64_t>(need, 1)); t >= 1 && !tp; --t)
-          if (valid(t)) tp = t;
-        tp = std::max<int64_t>(tp, 1);
-        pp = (need + tp - 1) / tp;
-      }
-      sv["tensor_parallel_size"] = tp;
-      sv["pipeline_parallel_size"] = pp;
+      const ParallelChoice pc = choose_parallel(sm, [&](int64_t t) { return heads_split_problem(heads, t).empty(); }, batch, s.accelerator_count, per_node);
+      sv["tensor_parallel_size"] = pc.tp;
+      sv["pipeline_parallel_size"] = pc.pp;
     }
     if (Json cmd = serve_command(src, s.cat, path, model_type(s)); cmd.is_object()) {
       // One line: the variables, the program and its arguments (quoted where a shell needs it).

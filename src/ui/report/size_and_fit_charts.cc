@@ -118,7 +118,10 @@ std::string fit_chart(const Json& plan) {
     uint64_t wpart = weights && weights <= deploy ? weights : (deploy > kv_bytes ? deploy - kv_bytes : deploy);
     dep.segments.push_back({static_cast<double>(wpart), "main", "weights (" + chosen + "): " + format_bytes(wpart)});
     if (deploy > wpart) dep.segments.push_back({static_cast<double>(deploy - wpart), "alt", kv_label + ": " + format_bytes(deploy - wpart)});
-    dep.value_text = format_bytes(deploy);
+    // The runtime's reserve for activations and graphs, on each of the accelerators it serves on.
+    const uint64_t reserve = count(get(f, "deployment_reserve_bytes")).value_or(0) * deploy_n.value_or(1);
+    if (reserve) dep.segments.push_back({static_cast<double>(reserve), "hatch", "runtime reserve (activations, graphs): " + format_bytes(reserve)});
+    dep.value_text = format_bytes(deploy + reserve);
     c.bars.push_back(dep);
     std::string calib_note;
     if (calib) {
@@ -135,6 +138,7 @@ std::string fit_chart(const Json& plan) {
     for (uint64_t k = 1; k <= shown; ++k)
       c.markers.push_back({static_cast<double>(usable * k), (k == 1 ? "1 x " + acc + ": " : std::to_string(k) + " x: ") + format_bytes(usable * k)});
     c.legend = {{"main", "quantized weights"}, {"alt", "KV cache"}};
+    if (reserve) c.legend.push_back({"hatch", "runtime reserve"});
     if (calib) c.legend.push_back({"cross", "calibration load"});
     std::string counts;
     if (calib_n && deploy_n && *calib_n != *deploy_n)
@@ -142,7 +146,8 @@ std::string fit_chart(const Json& plan) {
     std::string verdict = fits_one ? "It fits one " + acc + " (" + format_bytes(mem) + ")."
                                    : "It does not fit one " + acc + " (" + format_bytes(mem) + ")" +
                                          (counts.empty() ? ": it needs at least " + std::to_string(n) + " of them." : counts);
-    c.desc = "Deployment needs " + format_bytes(deploy) + " (weights " + format_bytes(wpart) + ", " + kv_label + " " + format_bytes(deploy - wpart) + ")" +
+    c.desc = "Deployment needs " + format_bytes(deploy + reserve) + " (weights " + format_bytes(wpart) + ", " + kv_label + " " + format_bytes(deploy - wpart) +
+             (reserve ? ", the runtime's reserve " + format_bytes(reserve) : std::string()) + ")" +
              (calib ? "; calibration loads " + format_bytes(*calib) : std::string()) + ". " + verdict;
     out += "<p class=\"verdict " + std::string(fits_one ? "fits" : "nofit") + "\"><strong>" + (fits_one ? "Fits" : "Does not fit") + "</strong>: " + e(verdict + calib_note) +
            "</p>\n";
@@ -151,7 +156,9 @@ std::string fit_chart(const Json& plan) {
     std::vector<std::vector<Cell>> rows = {
         {{"Quantized weights (" + e(chosen) + ")", ""}, {e(format_bytes(wpart)), std::to_string(wpart)}, {with_commas(wpart), std::to_string(wpart)}},
         {{e(kv_label), ""}, {e(format_bytes(deploy - wpart)), std::to_string(deploy - wpart)}, {with_commas(deploy - wpart), std::to_string(deploy - wpart)}},
-        {{"Deployment total", ""}, {e(format_bytes(deploy)), std::to_string(deploy)}, {with_commas(deploy), std::to_string(deploy)}}};
+        {{"Runtime reserve (activations, graphs) on " + std::to_string(deploy_n.value_or(1)) + " " + e(acc), ""}, {e(format_bytes(reserve)), std::to_string(reserve)}, {with_commas(reserve), std::to_string(reserve)}},
+        {{"Deployment total", ""}, {e(format_bytes(deploy + reserve)), std::to_string(deploy + reserve)}, {with_commas(deploy + reserve), std::to_string(deploy + reserve)}}};
+    if (!reserve) rows.erase(rows.begin() + 2);
     if (calib) rows.push_back({{"Calibration load", ""}, {e(format_bytes(*calib)), std::to_string(*calib)}, {with_commas(*calib), std::to_string(*calib)}});
     rows.push_back({{"Memory of one " + e(acc), ""}, {e(format_bytes(mem)), std::to_string(mem)}, {with_commas(mem), std::to_string(mem)}});
     if (usable < mem)

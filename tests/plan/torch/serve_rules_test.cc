@@ -12,6 +12,7 @@
 #include "catalog/catalog.h"
 #include "plan/invocation.h"
 #include "plan/rule_scenarios.h"
+#include "plan/serve_memory.h"
 #include "plan/torch/rule_helpers.h"
 
 namespace fs = std::filesystem;
@@ -167,7 +168,11 @@ std::vector<Scenario> torch_serve_scenarios() {
          ASSERT_FALSE(small.conflicts.empty());
          auto serve_of = [](const std::string& alt) { return alt.substr(0, alt.find(')')); };
          EXPECT_EQ(serve_of(acc.conflicts[0].alternative), serve_of(small.conflicts[0].alternative));
-         EXPECT_EQ(acc.conflicts[0].alternative.find("--tensor-parallel-size"), std::string::npos) << acc.conflicts[0].alternative;
+         // 61 GiB fit one H100, but its KV room holds fewer than a server's 32 sequences: with 8 available, 2.
+         EXPECT_NE(acc.conflicts[0].alternative.find("--tensor-parallel-size 2 "), std::string::npos) << acc.conflicts[0].alternative;
+         auto one = plan(hf_analysis("gpt-oss-120b"), [](PlanRequest& r) { r.hardware = "h100"; r.gpus = 1; r.goal = "accuracy"; });
+         ASSERT_FALSE(one.conflicts.empty());
+         EXPECT_EQ(one.conflicts[0].alternative.find("--tensor-parallel-size"), std::string::npos) << one.conflicts[0].alternative;
          // A repository whose code the runtime needs: the flag, with the warning.
          auto kimi = plan(hf_analysis("kimi-k2-instruct"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; r.goal = "accuracy"; });
          ASSERT_FALSE(kimi.conflicts.empty());
@@ -177,7 +182,8 @@ std::vector<Scenario> torch_serve_scenarios() {
          auto ds = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; });
          ASSERT_EQ(ds.status, PlanStatus::kConflict);
          EXPECT_NE(ds.conflicts[0].alternative.find("vllm serve "), std::string::npos) << ds.conflicts[0].alternative;
-         EXPECT_NE(ds.conflicts[0].alternative.find("tests/data/hf/deepseek-v3 --tensor-parallel-size "), std::string::npos) << ds.conflicts[0].alternative;
+         // 4 x MI300X hold its 627 GiB but leave KV room for 16 sequences: 8, as AMD serves it.
+         EXPECT_NE(ds.conflicts[0].alternative.find("tests/data/hf/deepseek-v3 --tensor-parallel-size 8 "), std::string::npos) << ds.conflicts[0].alternative;
          // AMD's own 8-bit release of the family is named, as made from the 16-bit original.
          auto r1 = plan(hf_analysis("deepseek-r1"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; r.goal = "accuracy"; });
          ASSERT_EQ(r1.status, PlanStatus::kConflict);
@@ -227,6 +233,49 @@ std::vector<Scenario> torch_serve_scenarios() {
          // Fewer accelerators than serving needs: a high risk.
          auto few = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 1; r.goal = "size"; });
          EXPECT_TRUE(has_risk(few, "torch.serve.parallel", "are available"));
+         // Memory an expert counts: 4 x MI300X hold DeepSeek-R1 at FP8 with vLLM's reserve, but MLA's latent
+         // cache is whole on every rank, so the KV room holds 16 sequences of 8192 tokens; with 8 GPUs the
+         // size grows to the serving target (AMD serves it at 8); with 4 the reason says what is short.
+         auto reason_of = [](const quarkplan::PlanOutcome& o) { return o.plan["reasons"].value("serve.tensor_parallel_size", std::string()); };
+         auto r1 = [](int64_t gpus) {
+           return plan(hf_analysis("deepseek-r1"), [gpus](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = gpus; r.choices["global_scheme"] = "ptpc_fp8"; r.insist = true; });
+         };
+         auto r1_8 = r1(8), r1_4 = r1(4);
+         EXPECT_EQ(r1_8.plan["estimates"]["fit"]["deployment_accelerators"], 4);
+         EXPECT_EQ(r1_8.plan["serve"]["tensor_parallel_size"], 8);
+         EXPECT_NE(reason_of(r1_8).find("8 for the KV cache: 4 would hold 16 sequences of 8192 tokens, 8 hold "), std::string::npos) << reason_of(r1_8);
+         EXPECT_EQ(r1_4.plan["serve"]["tensor_parallel_size"], 4);
+         EXPECT_NE(reason_of(r1_4).find("a server's KV cache should hold 32"), std::string::npos) << reason_of(r1_4);
+         EXPECT_NE(reason_of(r1_4).find("more accelerators, an FP8 KV cache or a shorter context"), std::string::npos) << reason_of(r1_4);
+         // GQA: Llama-3.1-70B at FP8 on H100 needs 2; its 8 KV heads split 4 ways too, so 4 hold the target.
+         auto l70 = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "h100"; r.gpus = 8; });
+         EXPECT_EQ(l70.plan["estimates"]["fit"]["deployment_accelerators"], 2);
+         EXPECT_EQ(l70.plan["serve"]["tensor_parallel_size"], 4);
+         // The reserve follows the runtime's own defaults: vLLM's smaller batch budget on A100 (PR #17885),
+         // SGLang's formula with its 10 GiB floor (here 16384 prefill tokens on MI300X: about 25.6 GiB).
+         auto reserve = [](const char* hw, const char* runtime) {
+           auto o = plan(hf_analysis("llama-3.1-8b"), [&](PlanRequest& r) {
+             r.hardware = hw;
+             if (*runtime) r.choices["serve_runtime"] = runtime;
+           });
+           return o.plan["estimates"]["fit"].value("deployment_reserve_bytes", uint64_t{0});
+         };
+         EXPECT_LT(reserve("a100", ""), reserve("h100", ""));
+         EXPECT_GT(reserve("mi300x", "sglang"), 25ull << 30);
+         EXPECT_LT(reserve("mi300x", "sglang"), 26ull << 30);
+         // The arithmetic: MLA's cache never splits; KV heads split up to their count, replicated beyond.
+         quarkplan::ServeMemory m;
+         m.usable = 100;
+         m.weights = 80;
+         m.kv_sequence = 8;
+         m.kv_split_max = 1;
+         EXPECT_EQ(m.kv_per_accelerator(8, 1), 8);
+         EXPECT_EQ(m.sequences_held(4, 1), 10);
+         m.kv_split_max = 2;
+         EXPECT_EQ(m.kv_per_accelerator(8, 1), 4);
+         EXPECT_EQ(m.kv_per_accelerator(2, 2), 2);
+         m.weights = 200;
+         EXPECT_EQ(m.sequences_held(2, 1), 0);
        }},
   };
 }
