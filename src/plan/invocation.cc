@@ -26,6 +26,12 @@ std::string output_dir_for(const Json& plan, const std::string& model) {
   if (base.empty() || base == "." || base == ".." || base.find('<') != std::string::npos) base = "model";
   std::string scheme = plan["global_scheme"].is_string() ? plan["global_scheme"].get<std::string>() : "mixed";
   std::string out = "./" + base + "-quark-" + scheme;
+  // Per-layer schemes name the folder too (fp8 with int4_fp8 experts is AMD's W4A8, not FP8).
+  std::set<std::string> layer_schemes;
+  if (const Json lqc = plan.value("layer_quant_config", Json::object()); lqc.is_object())
+    for (const auto& [pattern, sch] : lqc.items())
+      if (sch.is_string() && sch.get<std::string>() != scheme) layer_schemes.insert(sch.get<std::string>());
+  for (const auto& x : layer_schemes) out += "-" + x;
   if (plan.value("kv_cache_scheme", Json(nullptr)).is_string()) out += "-kv-" + plan["kv_cache_scheme"].get<std::string>();
   return out;
 }

@@ -257,9 +257,10 @@ void layer_quant_config(PlanState& s) {
     user = true;
   } else if (s.plan.contains("guide_layer_quant_config")) {
     cfg = s.plan["guide_layer_quant_config"];
-    who = "The " + s.goal + " goal's mixed precision";
+    who = s.plan.value("guide_layer_quant_config_who", "The " + s.goal + " goal's mixed precision");
   }
   s.plan.erase("guide_layer_quant_config");
+  s.plan.erase("guide_layer_quant_config_who");
   for (const auto& [k, v] : s.req.choices)
     if (k.rfind("layer_quant_config.", 0) == 0) {
       cfg[k.substr(19)] = v;

@@ -451,6 +451,37 @@ void choose_scheme(PlanState& s) {
       }
       if (!lqc.empty()) s.plan["guide_layer_quant_config"] = lqc;
     }
+    // A MoE model whose goal scheme the runtime's released loaders do not take: the goal's MoE
+    // composition (AMD's W4A8: FP8 layers, INT4-weight FP8-activation experts) where each part runs
+    // natively and loads for its layer kind, and its pattern matches the model's experts.
+    if (goal_pref.contains("moe") && model(s).value("is_moe", false) && s.runtime && servable(s, chosen) != "loads" && !s.choice("layer_quant_config")) {
+      const Json& moe = goal_pref["moe"];
+      auto loads = [&](const std::string& kind, const std::string& sch) {
+        return support_of(s, sch) == "native" && exportable(s, sch) && runtime_load(*s.runtime, s.platform, kind, sch).level == "loads";
+      };
+      std::string global;
+      for (const auto& g : moe["schemes"])
+        if (global.empty() && loads("dense", g)) global = g;
+      Json lqc = Json::object();
+      std::string parts;
+      for (auto& [pat, options] : moe["layer_quant_config"].items()) {
+        QuarkPattern qp(pat, PatternMatch::kVerbatim);
+        size_t n = 0;
+        for (size_t i = 0; i < s.modules().size(); ++i) n += qp.matches(s.modules()[i]) && i < s.module_roles.size() && s.module_roles[i] == "expert" ? 1 : 0;
+        for (const auto& o : options)
+          if (!lqc.contains(pat) && n > 0 && loads("experts", o)) lqc[pat] = o, parts += "; '" + pat + "' gives " + o.get<std::string>() + " to " + std::to_string(n) + " expert modules";
+      }
+      if (!global.empty() && lqc.size() == moe["layer_quant_config"].size()) {
+        const std::string was = chosen;
+        chosen = global;
+        why = describe(s, chosen) + " with " + lqc.begin().value().get<std::string>() + " experts, the " + s.goal + " goal for MoE on " + hw_name(s) + ": " +
+              moe["why"].get<std::string>() + parts + "; " + was + " experts load in " + (*s.runtime)["label"].get<std::string>() + "'s newest code only";
+        s.plan["guide_layer_quant_config"] = lqc;
+        s.plan["guide_layer_quant_config_who"] = "The " + s.goal + " goal for MoE models (AMD's W4A8)";
+        s.plan.erase("guide_algorithm");
+        add_alt(was, "the " + s.goal + " goal", (*s.runtime)["label"].get<std::string>() + " loads it for experts only in its newest code");
+      }
+    }
     guide_alternative();
     for (const auto& p : prefs)
       if (support_of(s, p) == "native")

@@ -614,8 +614,13 @@ void serve_source(PlanState& s) {
           (r.contains("quantized_from") ? ", made from " + r["quantized_from"].get<std::string>() : std::string()) + ": " + r["command"].get<std::string>() + ")";
     break;
   }
+  // The plan's schemes as the user would name them: the global one and each layer pattern's.
+  std::string planned = s.plan["global_scheme"].get<std::string>();
+  if (const Json lqc = s.plan.value("layer_quant_config", Json::object()); lqc.is_object())
+    for (const auto& [pattern, sch] : lqc.items())
+      if (sch.is_string()) planned += " + '" + pattern + "' " + sch.get<std::string>();
   s.conflict("torch.pre_quantized.serve_source", "global_scheme",
-             "The planned " + s.plan["global_scheme"].get<std::string>() + " model (" + format_bytes(weights[1].value("bytes", uint64_t{0})) + ", " + bits +
+             "The planned " + planned + " model (" + format_bytes(weights[1].value("bytes", uint64_t{0})) + ", " + bits +
                  ") is not half a bit per weight smaller than its already-quantized source (" + format_bytes(weights[0].value("bytes", uint64_t{0})) + ", " + form +
                  "): re-quantizing it gains nothing and is bounded by the " + form + " source's quality.",
              serve + (has_original ? "; or quantize 16-bit weights (the original where one was published)" + amd

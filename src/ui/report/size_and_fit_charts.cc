@@ -107,7 +107,9 @@ std::string fit_chart(const Json& plan) {
     uint64_t n = count(get(f, "accelerators_needed")).value_or(count(get(f, "count")).value_or(0));
     auto calib_n = count(get(f, "calibration_accelerators"));
     auto deploy_n = count(get(f, "deployment_accelerators"));
-    if (!n) n = std::max<uint64_t>(calib_n.value_or(0), deploy_n.value_or(0));
+    // A strategy that streams the model (file-to-file, per block) never holds it whole: serving decides.
+    const std::string streamed = str(get(f, "calibration_streamed"));
+    if (!n) n = streamed.empty() ? std::max<uint64_t>(calib_n.value_or(0), deploy_n.value_or(0)) : deploy_n.value_or(0);
     if (!n) n = std::max<uint64_t>(1, (needed + usable - 1) / usable);
     bool fits_one = f->contains("fits") && (*f)["fits"].is_boolean() ? (*f)["fits"].get<bool>() : needed <= usable;
     svg::BarChart c;
@@ -141,7 +143,9 @@ std::string fit_chart(const Json& plan) {
     if (reserve) c.legend.push_back({"hatch", "runtime reserve"});
     if (calib) c.legend.push_back({"cross", "calibration load"});
     std::string counts;
-    if (calib_n && deploy_n && *calib_n != *deploy_n)
+    if (!streamed.empty() && deploy_n)
+      counts = ": serving needs " + std::to_string(*deploy_n) + " of them (calibration is streamed with " + streamed + ", never whole on them).";
+    else if (calib_n && deploy_n && *calib_n != *deploy_n)
       counts = ": calibration needs " + std::to_string(*calib_n) + " of them, deployment " + std::to_string(*deploy_n) + ".";
     std::string verdict = fits_one ? "It fits one " + acc + " (" + format_bytes(mem) + ")."
                                    : "It does not fit one " + acc + " (" + format_bytes(mem) + ")" +

@@ -322,10 +322,19 @@ Checked every_default_plan_is_one_its_runtime_loads(const std::vector<const char
           continue;
         }
         const std::string platform = cat.runtime_platform(*cat.accelerator(hw));
-        std::vector<std::string> schemes = {o.plan["global_scheme"]};
-        for (auto& [p, v] : o.plan["layer_quant_config"].items()) schemes.push_back(v);
-        for (const auto& sch : schemes)
-          for (const char* kind : {"dense", "experts"}) {
+        // Each scheme on the layer kinds it reaches: an '.experts.' pattern reaches routed experts only
+        // (the size goal's W4A8 for MoE), and the global scheme then reaches dense layers only.
+        std::vector<std::pair<std::string, std::vector<const char*>>> schemes;
+        bool experts_pattern = false;
+        for (auto& [p, v] : o.plan["layer_quant_config"].items()) {
+          const bool experts = p.find(".experts.") != std::string::npos;
+          experts_pattern = experts_pattern || experts;
+          schemes.push_back({v, experts ? std::vector<const char*>{"experts"} : std::vector<const char*>{"dense", "experts"}});
+        }
+        schemes.push_back({o.plan["global_scheme"], experts_pattern ? std::vector<const char*>{"dense"} : std::vector<const char*>{"dense", "experts"}});
+        for (const auto& [sch_name, kinds] : schemes)
+          for (const char* kind : kinds) {
+            const std::string sch = sch_name;
             if (std::string(kind) == "experts" && !is_moe) continue;
             std::string level = runtime_load(*rt, platform, kind, sch).level;
             // Emulation only where no runtime of the platform does better (a CPU), and then said.

@@ -41,10 +41,13 @@ std::vector<Scenario> torch_source_scenarios() {
          ASSERT_EQ(bal.status, PlanStatus::kConflict);
          EXPECT_EQ(bal.conflicts[0].rule, "torch.pre_quantized.serve_source");
          EXPECT_EQ(bal.conflicts[0].alternative.rfind("serve the source as it is (vllm serve ", 0), 0u) << bal.conflicts[0].alternative;
+         // (On MI300X the size goal for MoE is AMD's W4A8, PTPC-FP8 layers with int4_fp8 experts: vLLM's released
+         // MoE loader takes those, not INT4 weight-only experts.)
          auto dflt = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.goal = "size"; });
-         EXPECT_EQ(dflt.plan["global_scheme"], "int4_wo_128");
+         EXPECT_EQ(dflt.plan["global_scheme"], "ptpc_fp8");
+         EXPECT_EQ(dflt.plan["layer_quant_config"], Json({{"*.experts.*", "int4_fp8"}}));
          EXPECT_LT(dflt.plan["estimates"]["weights"][1]["bytes"].get<uint64_t>(), dflt.plan["estimates"]["weights"][0]["bytes"].get<uint64_t>());
-         ASSERT_EQ(dflt.plan["estimates"]["weights"][1]["scheme"], "int4_wo_128");  // [0] is the original
+         ASSERT_EQ(dflt.plan["estimates"]["weights"][1]["scheme"], "ptpc_fp8");  // [0] is the original
          EXPECT_LT(dflt.plan["estimates"]["weights"][1]["bytes"].get<uint64_t>(), dflt.plan["estimates"]["weights"][0]["bytes"].get<uint64_t>());
          auto o = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) {
            r.hardware = "mi300x";
