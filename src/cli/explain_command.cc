@@ -101,20 +101,32 @@ int run_explain_command(const ExplainArgs& a) {
     std::fputs(ui::render_questions(plan["open_questions"], st, width).c_str(), stdout);
     std::fputs(ui::render_estimates(plan.value("estimates", Json::object()), st, width).c_str(), stdout);
     std::string note = analysis_note.empty() ? "" : " " + analysis_note;
+    // Headings are shell (and Python) comments: the commands below them paste into a shell as a block.
+    auto heading = [&](const std::string& text) {
+      std::string out, line;
+      std::string wrapped = ui::paragraph(text, std::max(20, width - 2));
+      for (size_t at = 0; at < wrapped.size();) {
+        size_t nl = wrapped.find('\n', at);
+        line = wrapped.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+        out += "# " + line + "\n";
+        at = nl == std::string::npos ? wrapped.size() : nl + 1;
+      }
+      std::fputs(st.bold(out).c_str(), stdout);
+    };
     for (const auto& f : inv.files) {
       // A heredoc with a quoted delimiter: the shell writes the JSON as it is.
-      std::fputs(st.bold(ui::paragraph("First write " + f["path"].get<std::string>() + ":", width)).c_str(), stdout);
+      heading("First write " + f["path"].get<std::string>() + ":");
       std::printf("# %s\n", f["why"].get<std::string>().c_str());  // a shell comment: the block pastes as it is
       std::printf("cat > %s <<'JSON'\n%sJSON\n", f["path"].get<std::string>().c_str(), f["content"].get<std::string>().c_str());
     }
-    std::fputs(st.bold(ui::paragraph("Quark invocation this plan implies:" + note, width)).c_str(), stdout);
+    heading("Quark invocation this plan implies:" + note);
     std::fputs(ui::fit_command(inv.text, width).c_str(), stdout);
     if (inv.follow_up.is_object()) {
-      std::fputs(st.bold(ui::paragraph("Then, optionally: " + inv.follow_up["why"].get<std::string>() + ".", width)).c_str(), stdout);
+      heading("Then, optionally: " + inv.follow_up["why"].get<std::string>() + ".");
       std::fputs(ui::fit_command(inv.follow_up["text"].get<std::string>(), width).c_str(), stdout);
     }
     if (inv.serve.is_object()) {
-      std::fputs(st.bold(ui::paragraph("Serve the result with " + inv.serve["label"].get<std::string>() + ":", width)).c_str(), stdout);
+      heading("Serve the result with " + inv.serve["label"].get<std::string>() + ":");
       std::fputs(ui::fit_command(inv.serve["text"].get<std::string>(), width).c_str(), stdout);
     }
     return kExitOk;

@@ -128,6 +128,32 @@ TEST(Output, ExplainWritesTheAlgorithmConfigTheCommandReads) {
   EXPECT_LT(end, text.find("Quark invocation this plan implies"));  // written before the command that reads it
 }
 
+// Everything explain prints after the estimates pastes into a shell as one block: the headings are
+// comments, the commands run. Stub programs stand in for Quark's script, vLLM and model_generate; a
+// line of prose among the commands would be "command not found" and fail the block.
+TEST(Output, ExplainCommandsPasteIntoAShellAsOneBlock) {
+  TempDir d;
+  std::string q = std::string("'") + QUARKPLAN_BINARY + "'";
+  fs::create_directories(d / "bin");
+  for (const char* stub : {"python", "vllm", "model_generate"}) {
+    write_file(d / "bin" / stub, "#!/bin/sh\nexit 0\n");
+    fs::permissions(d / "bin" / stub, fs::perms::owner_all);
+  }
+  for (const auto& [model_name, hw_name] : std::vector<std::pair<std::string, std::string>>{{"qwen3-8b", "ryzen-ai"}, {"qwen3-30b-a3b", "mi300x"}, {"llama-3.1-8b", "h100"}}) {
+    const std::string model = (source_dir() / "tests/data/hf" / model_name).string(), hw = hw_name;
+    std::string cmd = q + " plan '" + model + "' --hardware " + hw + " --yes -o plan.json > /dev/null 2>&1 && NO_COLOR=1 " + q + " explain plan.json > explain.txt";
+    ASSERT_EQ(std::system(("cd '" + d.path().string() + "' && " + cmd).c_str()), 0) << model_name;
+    std::string text = read_file(d / "explain.txt");
+    size_t start = text.find("\n# First write ");
+    if (start == std::string::npos) start = text.find("\n# Quark invocation this plan implies:");
+    ASSERT_NE(start, std::string::npos) << text;
+    write_file(d / "block.sh", text.substr(start + 1));
+    EXPECT_EQ(std::system(("cd '" + d.path().string() + "' && PATH=\"$PWD/bin:$PATH\" bash -e block.sh > block.out 2>&1").c_str()), 0)
+        << model_name << " on " << hw << ":\n" << text.substr(start + 1) << "\n" << read_file(d / "block.out");
+    EXPECT_NE(text.find("\n# Serve the result with "), std::string::npos) << text;
+  }
+}
+
 TEST(Output, AnInvalidOutputPathWritesNothingAnywhere) {
   TempDir d;
   fs::create_directories(d / "work" / "existing_dir");

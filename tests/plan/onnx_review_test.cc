@@ -320,5 +320,5 @@ TEST(OnnxReview, ExplainHeadingEndsWithAColon) {
   ASSERT_EQ(p.exit_code, 0) << p.err;
   auto e = run_quarkplan({"explain", (d / "p.json").string()});
   ASSERT_EQ(e.exit_code, 0) << e.err;
-  EXPECT_TRUE(contains(e.out, "Quark invocation this plan implies:\n")) << e.out;
+  EXPECT_TRUE(contains(e.out, "# Quark invocation this plan implies:\n")) << e.out;
 }
