@@ -124,6 +124,39 @@ std::vector<std::string> unexcluded_towers(PlanState& s) {
   return roots;
 }
 
+// The decoder layers the template says a text-only forward skips (catalog templates
+// text_calibration_skips: modules named with its marker), as one pattern per layer, when the plan
+// calibrates something (a scheme with static activations, or an algorithm that reads activations).
+std::vector<std::string> text_calibration_skips(PlanState& s) {
+  const Json* t = tmpl(s);
+  if (!t || !t->contains("text_calibration_skips") || !(*t)["text_calibration_skips"].is_object()) return {};
+  const Json& skip = (*t)["text_calibration_skips"];
+  // The plan's schemes so far: the global one and any per-layer ones (chosen or the goal's).
+  std::vector<std::string> schemes;
+  if (s.plan["global_scheme"].is_string()) schemes.push_back(s.plan["global_scheme"]);
+  const Json* guide = s.plan.contains("guide_layer_quant_config") ? &s.plan["guide_layer_quant_config"] : nullptr;
+  for (const Json* lqc : std::initializer_list<const Json*>{s.choice("layer_quant_config"), guide})
+    if (lqc && lqc->is_object())
+      for (const auto& [pattern, sch] : lqc->items())
+        if (sch.is_string()) schemes.push_back(sch);
+  for (const auto& [k, v] : s.req.choices)
+    if (k.rfind("layer_quant_config.", 0) == 0 && v.is_string()) schemes.push_back(v);
+  bool calibrates = false;
+  for (const auto& name : schemes)
+    if (const Json* sc = s.cat.torch_scheme(name)) calibrates = calibrates || (*sc).value("needs_calibration_data", false);
+  const Json data_free = skip.value("data_free_algorithms", Json::array());
+  for (const auto& a : algorithms_of(s)) calibrates = calibrates || !std::count(data_free.begin(), data_free.end(), a);
+  if (!calibrates) return {};
+  const std::string marker = skip["module_marker"];
+  std::vector<std::string> layers;
+  for (const auto& m : s.modules())
+    if (size_t at = m.find(marker); at != std::string::npos) {
+      std::string pattern = m.substr(0, at) + ".*";
+      if (std::find(layers.begin(), layers.end(), pattern) == layers.end()) layers.push_back(pattern);
+    }
+  return layers;
+}
+
 void exclude_layers(PlanState& s) {
   Json defaults = s.analysis["quantization_targets"]["exclude_defaults"];
   const Json* c = s.choice("exclude_layers");
@@ -142,12 +175,23 @@ void exclude_layers(PlanState& s) {
     // Vision and audio towers the template leaves in would get static scales calibrated on text:
     // they join the exclusions (AMD's multimodal cards quantize the language model only).
     std::vector<std::string> towers = unexcluded_towers(s);
-    if (!towers.empty()) {
+    // Decoder layers a text-only forward never runs (mllama's cross-attention layers take the image
+    // features and are skipped without them): text calibration leaves their static scales and any
+    // algorithm's statistics unobserved, so they join the exclusions where the plan calibrates.
+    std::vector<std::string> skipped = text_calibration_skips(s);
+    if (!towers.empty() || !skipped.empty()) {
       Json with = defaults;
       for (const auto& t : towers) with.push_back(t);
+      for (const auto& t : skipped) with.push_back(t);
       list = with;
-      who = "The " + model_type(s) + " template's defaults (" + join(string_list(defaults)) + ") and the non-text towers they leave in (" + join(towers) +
-            ": calibration is text, and AMD's multimodal releases quantize the language model only)";
+      who = "The " + model_type(s) + " template's defaults (" + join(string_list(defaults)) + ")";
+      if (!towers.empty())
+        who += " and the non-text towers they leave in (" + join(towers) + ": calibration is text, and AMD's multimodal releases quantize the language model only)";
+      if (!skipped.empty()) {
+        const Json& skip = (*tmpl(s))["text_calibration_skips"];
+        who += std::string(towers.empty() ? " and" : ", and") + " the " + std::to_string(skipped.size()) + " " + skip["what"].get<std::string>() + " (" +
+               skipped.front() + (skipped.size() > 1 ? ", ..." : "") + "): " + skip["why"].get<std::string>() + "; " + skip["alternative"].get<std::string>();
+      }
     }
   }
   if (!list.is_null()) {

@@ -4,6 +4,8 @@
 // torch.exclude.lm_head, torch.moe.routers, torch.weight_stats.outliers, torch.exclude.release_matching.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
@@ -30,6 +32,25 @@ std::vector<Scenario> torch_exclusion_scenarios() {
          EXPECT_EQ(o.plan["exclude_layers"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate"])"));
          auto o12 = plan(hf_analysis("deepseek-v3", "0.12.post1"), [](PlanRequest& r) { r.hardware = "h100"; r.quark_release = "0.12.post1"; });
          EXPECT_EQ(o12.plan["exclude_layers"], Json::parse(R"(["lm_head","*self_attn*","*mlp.gate","*mlp.gate.linear"])"));
+         // Llama 3.2 Vision: a text-only forward skips the 20 cross-attention decoder layers, so where the plan
+         // calibrates (FP8's static scales) they join the exclusions; PTPC-FP8 (dynamic) needs no calibration and keeps them.
+         {
+           auto count_cross = [](const quarkplan::PlanOutcome& x) {
+             int n = 0;
+             for (const auto& p : x.plan["exclude_layers"]) n += p.get<std::string>().rfind("model.language_model.layers.", 0) == 0;
+             return n;
+           };
+           auto fp8 = plan(hf_analysis("llama-3.2-90b-vision-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; });
+           ASSERT_EQ(fp8.plan["global_scheme"], "fp8");
+           EXPECT_EQ(count_cross(fp8), 20);
+           EXPECT_TRUE(std::count(fp8.plan["exclude_layers"].begin(), fp8.plan["exclude_layers"].end(), Json("model.language_model.layers.3.*")));
+           EXPECT_NE(fp8.plan["reasons"]["exclude_layers"].get<std::string>().find("a text-only forward skips them"), std::string::npos);
+           auto ptpc = plan(hf_analysis("llama-3.2-90b-vision-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; r.choices["global_scheme"] = "ptpc_fp8"; });
+           EXPECT_EQ(count_cross(ptpc), 0);
+           // A text model has no such layers: nothing added.
+           auto text = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+           EXPECT_EQ(text.plan["exclude_layers"], Json::parse(R"(["lm_head"])"));
+         }
          // A recipe pattern written for Quark 0.12 naming a block ('model.layers.3.mlp': 0.12 also excluded the
          // modules under it) gets its '.*' form under 0.13, which matches verbatim; 0.12 plans keep it as written.
          {
