@@ -156,6 +156,13 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   // Tokenizer and modalities.
   add_tokenizer_risk(dir, w, risks);
   add_modality_and_hybrid_layer_risks(cfg, risks);
+  // Only names that cover the whole model can show a pattern matches nothing: names estimated from
+  // config.json leave out a non-text tower the structure does not describe (Llama 4's vision model).
+  bool names_complete = modules.names_source != "config" || cfg.modalities.size() <= 1;
+  for (const auto& m : modules.sized) names_complete = names_complete || m.role == "vision" || m.role == "audio" || m.role == "projector";
+  const Json unmatched = names_complete ? unmatched_exclude_defaults(modules, tmpl, cfg.model_type,
+                                                                     cat.exclude_covers_children() ? PatternMatch::kWithChildren : PatternMatch::kVerbatim, risks)
+                                        : Json::array();
 
   // Loading class (rule 38 and the skill table).
   std::string loading = loading_class(tmpl, cfg);
@@ -185,6 +192,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   m["architecture"] = arch;
   m["weights"] = {{"source", w.source}, {"files", w.files}, {"missing_shards", w.missing_shards}};
   write_quantization_targets(a["quantization_targets"], modules, cfg, tmpl, is_moe);
+  a["quantization_targets"]["exclude_defaults_unmatched"] = unmatched;
   a["risks"] = rv;
   if (!weight_stats.is_null()) a["weight_stats"] = weight_stats;
   a["intake"] = {{"tool", "quarkplan"}, {"catalog_quark_version", tc["quark_version"]}, {"quark_release", cat.release()}, {"config_notes", cfg.sources}};

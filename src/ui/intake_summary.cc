@@ -1,5 +1,6 @@
 #include "ui/intake_summary.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "common/units.h"
@@ -124,7 +125,18 @@ std::string render_intake_summary(const Json& a, const Style& st) {
     if (m.contains("is_moe"))
       out += fmt::format("  MoE:              {}{}\n", m["is_moe"].get<bool>() ? "Yes" : "No",
                          m["is_moe"].get<bool>() && !m["num_experts"].is_null() ? " (" + m["num_experts"].dump() + " experts)" : "");
-    out += fmt::format("  Exclude defaults: [{}]\n", join(a["quantization_targets"]["exclude_defaults"]));
+    {
+      // A template pattern that matches no module is marked where it stands.
+      const Json& q = a["quantization_targets"];
+      const Json unmatched = q.value("exclude_defaults_unmatched", Json::array());
+      std::string list;
+      for (const auto& d : q["exclude_defaults"]) {
+        if (!list.empty()) list += ", ";
+        list += d.is_string() ? d.get<std::string>() : d.dump();
+        if (std::count(unmatched.begin(), unmatched.end(), d)) list += " (matches nothing)";
+      }
+      out += fmt::format("  Exclude defaults: [{}]\n", list);
+    }
     if (m.contains("transformers_version_required"))
       out += fmt::format("  Compatibility:    transformers {}\n", m["transformers_version_required"].get<std::string>());
     if (m.contains("pre_quantized") && !m["pre_quantized"].is_null())

@@ -158,6 +158,19 @@ TEST(HfIntake, TemplateDetailsAndRemoteCodeApproval) {
   Json gem = intake(testdata("hf/medgemma-27b-it"));
   EXPECT_EQ(gem["model"]["modalities"], Json::parse(R"(["text","vision"])"));
   EXPECT_TRUE(has_rule(gem, "torch.intake.multimodal"));
+  // Template patterns that match no module are named (Quark's mllama template names the projector as
+  // transformers 4 did); a text model's lm_head matches, so nothing is said.
+  Json ml = intake(testdata("hf/llama-3.2-90b-vision-instruct"));
+  EXPECT_EQ(ml["quantization_targets"]["exclude_defaults_unmatched"], Json::parse(R"(["*patch_embedding","multi_modal_projector"])"));
+  bool named = false;
+  for (const auto& r : ml["risks"])
+    named = named || (r["rule"] == "torch.intake.template_patterns" &&
+                      r["message"].get<std::string>().find("'multi_modal_projector' matches no Linear module config.json describes (its modules are named model.multi_modal_projector)") !=
+                          std::string::npos);
+  EXPECT_TRUE(named) << ml["risks"];
+  Json dense = intake(testdata("hf/llama-3.1-8b"));
+  EXPECT_TRUE(dense["quantization_targets"]["exclude_defaults_unmatched"].empty());
+  EXPECT_FALSE(has_rule(dense, "torch.intake.template_patterns"));
   Json unk = intake(testdata("hf/olmo-3.1-32b-instruct"));
   EXPECT_TRUE(has_rule(unk, "torch.intake.no_template"));
   Json next = intake(testdata("hf/qwen3-next-80b-a3b-thinking"));

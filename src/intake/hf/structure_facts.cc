@@ -335,6 +335,43 @@ void write_structure_architecture(Json& arch, const ModelStructure& st) {
                       {"elements_per_token_sliding", st.kv.elements_sliding}};
 }
 
+Json unmatched_exclude_defaults(const LinearModules& modules, const Json* tmpl, const std::string& model_type, PatternMatch how, Json& risks) {
+  Json unmatched = Json::array();
+  if (!tmpl || !(*tmpl)["exclude_defaults"].is_array() || modules.sized.empty()) return unmatched;
+  for (const auto& d : (*tmpl)["exclude_defaults"]) {
+    if (!d.is_string()) continue;
+    const QuarkPattern p(d.get<std::string>(), how);
+    bool hit = false;
+    for (const auto& m : modules.sized)
+      if (p.matches(m.name)) {
+        hit = true;
+        break;
+      }
+    if (hit) continue;
+    unmatched.push_back(d);
+    // What it meant: the modules whose names hold the pattern's literal text (its words without '*').
+    std::string literal;
+    for (char c : d.get<std::string>())
+      if (c != '*') literal += c;
+    while (!literal.empty() && literal.back() == '.') literal.pop_back();
+    std::set<std::string> near;
+    for (const auto& m : modules.sized)
+      if (!literal.empty() && m.name.find(literal) != std::string_view::npos && near.size() < 3) {
+        std::string name(m.name);
+        near.insert(name.substr(0, name.find(literal) + literal.size()));
+      }
+    std::string meant;
+    for (const auto& n : near) meant += (meant.empty() ? "" : ", ") + n;
+    risks.push_back(make_risk("torch.intake.template_patterns", "low",
+                              "The " + model_type + " template's exclusion '" + d.get<std::string>() + "' matches no Linear module " +
+                                  (modules.names_source == "config" ? std::string("config.json describes") : std::string("of this checkpoint")) +
+                                  (meant.empty() ? std::string(": it excludes nothing.") : " (its modules are named " + meant + "): it excludes nothing."),
+                              meant.empty() ? "Nothing to do unless the model has such a part under another name; quarkplan plan checks the exclusions it prints."
+                                            : "quarkplan plan excludes the modules it meant where they are a non-text tower (torch.exclude.template_defaults); else name them with --exclude."));
+  }
+  return unmatched;
+}
+
 void write_quantization_targets(Json& q, const LinearModules& modules, const hf::Config& cfg, const Json* tmpl, bool is_moe) {
   const std::string& mt = cfg.model_type;
   q["linear_layer_count"] = modules.sized.size();

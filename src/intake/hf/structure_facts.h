@@ -55,6 +55,10 @@ LinearModules linear_modules(WeightFacts& w, const std::optional<ModelStructure>
 // The architecture facts of the structure, from layer_kinds to kv_cache.
 void write_structure_architecture(Json& arch, const ModelStructure& st);
 
+// The template's exclusion patterns that match none of the model's Linear modules (as the plan's
+// release matches them), each with a low risk naming the modules it most likely meant.
+Json unmatched_exclude_defaults(const LinearModules& modules, const Json* tmpl, const std::string& model_type, PatternMatch how, Json& risks);
+
 // The analysis' quantization_targets.
 void write_quantization_targets(Json& q, const LinearModules& modules, const hf::Config& cfg, const Json* tmpl, bool is_moe);
 
