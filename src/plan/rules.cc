@@ -89,6 +89,7 @@ const std::vector<Rule>& rule_registry() {
       {"torch.fit.accelerators", "torch", "Weight size per scheme, KV cache, and how many accelerators calibration and deployment need", torch_rules::fit_accelerators},
       {"torch.device.strategy", "torch", "Single accelerator, multi-GPU, CPU offload, file-to-file or CPU from the fit and the accelerators available", torch_rules::device_strategy},
       {"torch.calibration.data", "torch", "--calib-data none makes a draft unless the plan runs file-to-file (quantize_quark.py loads a dataset in every other mode)", torch_rules::calibration_data},
+      {"torch.serve.architecture", "torch", "A model architecture the serving runtime runs only on some accelerators (DeepSeek Sparse Attention) is a conflict elsewhere, naming where it runs", torch_rules::serve_architecture},
       {"torch.serve.loads", "torch", "Every planned layer kind (dense, MoE experts, KV cache) is one the serving runtime's loader takes; else a conflict naming the closest it loads", torch_rules::serve_loads},
       {"torch.serve.parallel", "torch", "The serve command's tensor/pipeline-parallel size: the fewest accelerators that hold the model, at a size its heads and group-quantized layers divide into", torch_rules::serve_parallel},
       {"torch.serve.fused_shards", "torch", "Modules the serving runtime fuses (q/k/v, gate/up) get one scheme or one exclusion; else a conflict naming the offenders and the repair", torch_rules::fused_shards},

@@ -125,6 +125,7 @@ void evaluation_intent(PlanState&);
 void fit_accelerators(PlanState&);
 void device_strategy(PlanState&);
 void serve_runtime(PlanState&);
+void serve_architecture(PlanState&);
 void serve_loads(PlanState&);
 void serve_parallel(PlanState&);
 void serve_source(PlanState&);

@@ -208,6 +208,38 @@ void serve_runtime(PlanState& s) {
   s.reason("serve_runtime", "torch.serve.runtime", "Decided once the hardware is known (--hardware), or named with --serve RUNTIME");
 }
 
+// The runtime's entry for an architecture it serves only on some accelerators (catalog runtimes
+// `architectures`), or nullptr when it serves this model type wherever it runs.
+const Json* runtime_architecture(const Json& runtime, const std::string& model_type) {
+  if (!runtime.contains("architectures")) return nullptr;
+  for (const auto& a : runtime["architectures"])
+    if (std::count(a["model_types"].begin(), a["model_types"].end(), model_type)) return &a;
+  return nullptr;
+}
+
+// Why the plan's runtime cannot serve this model's architecture on this accelerator ("" when it can).
+std::string architecture_problem(const PlanState& s) {
+  if (!s.runtime || !s.accelerator) return "";
+  const Json* a = runtime_architecture(*s.runtime, model_type(s));
+  if (!a) return "";
+  const std::string arch = s.accelerator->value("arch", std::string());
+  if (std::count((*a)["arches"].begin(), (*a)["arches"].end(), arch)) return "";
+  return label(s) + " serves " + model_type(s) + "'s " + (*a)["what"].get<std::string>() + " only on " + join(string_list((*a)["arches"])) + "; " + hw_name(s) +
+         " is " + arch + (a->contains("note") ? " (" + (*a)["note"].get<std::string>() + ")" : std::string());
+}
+
+void serve_architecture(PlanState& s) {
+  const std::string problem = architecture_problem(s);
+  if (problem.empty()) return;
+  // Accelerators of the catalog whose architecture the runtime serves it on.
+  const Json* a = runtime_architecture(*s.runtime, model_type(s));
+  std::vector<std::string> there;
+  for (const auto& acc : s.cat.hardware()["accelerators"])
+    if (std::count((*a)["arches"].begin(), (*a)["arches"].end(), acc.value("arch", std::string())) && there.size() < 6) there.push_back(acc["name"]);
+  s.conflict("torch.serve.architecture", "serve_runtime", problem + ": the quantized model would not serve here.",
+             "plan for an accelerator it runs on (--hardware " + join(there, " | ") + "), where " + label(s) + " serves it; source: " + (*a)["source"].get<std::string>());
+}
+
 void serve_loads(PlanState& s) {
   s.plan.erase("serve");
   if (!s.runtime || !s.plan["global_scheme"].is_string() || !s.conflicts.empty()) return;
@@ -553,7 +585,9 @@ void serve_source(PlanState& s) {
   char bits[64];
   std::snprintf(bits, sizeof bits, "%.2f bits per weight against the source's %.2f", plan_bits, source_bits);
   std::string serve = "serve the source as it is";
-  if (s.plan.contains("serve") && s.plan["serve"].is_object()) {
+  if (const std::string problem = architecture_problem(s); !problem.empty()) {
+    serve += " on an accelerator that runs it (" + problem + ")";
+  } else if (s.plan.contains("serve") && s.plan["serve"].is_object()) {
     // The source's own command: its size and format decide the parallel size and the variables,
     // not the plan that is refused (the same command whatever the goal).
     Json src = s.plan;

@@ -195,6 +195,31 @@ std::vector<Scenario> torch_serve_scenarios() {
          auto keep = plan(hf_analysis("qwen3-30b-a3b-fp8"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "fp8"; r.insist = true; });
          EXPECT_TRUE(has_risk(keep, "torch.pre_quantized.serve_source", "not half a bit"));
        }},
+      {"torch.serve.architecture", [] {
+         // DeepSeek Sparse Attention: vLLM and SGLang serve it on Hopper/Blackwell and MI300/MI350 only.
+         for (const char* model : {"deepseek-v3.2", "glm-5"})
+           for (const auto& [hw_name, served] : std::vector<std::pair<std::string, bool>>{{"a100", false}, {"l40s", false}, {"mi250x", false}, {"h100", true}, {"b200", true}, {"mi300x", true}, {"mi355x", true}}) {
+             const std::string hw = hw_name;  // a named copy: clang's C++20 lets no lambda capture a structured binding
+             const bool ok = served;
+             auto o = plan(hf_analysis(model), [&](PlanRequest& r) { r.hardware = hw; r.gpus = 8; r.goal = "size"; });
+             bool fired = false;
+             for (const auto& c : o.conflicts) fired = fired || c.rule == "torch.serve.architecture";
+             EXPECT_EQ(fired, !ok) << model << " on " << hw;
+             // Serving the source is never offered where the architecture does not run.
+             for (const auto& c : o.conflicts)
+               if (c.rule == "torch.pre_quantized.serve_source") EXPECT_EQ(c.alternative.find("vllm serve") != std::string::npos, ok) << c.alternative;
+           }
+         // SGLang too; a model type no runtime restricts is served anywhere vLLM runs.
+         auto sg = plan(hf_analysis("deepseek-v3.2"), [](PlanRequest& r) { r.hardware = "a100"; r.gpus = 8; r.choices["serve_runtime"] = "sglang"; });
+         ASSERT_FALSE(sg.conflicts.empty());
+         EXPECT_EQ(sg.conflicts[0].rule, "torch.serve.architecture");
+         EXPECT_NE(sg.conflicts[0].message.find("SGLang serves deepseek_v32's"), std::string::npos) << sg.conflicts[0].message;
+         auto v3 = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "a100"; r.gpus = 8; r.goal = "size"; });
+         for (const auto& c : v3.conflicts) EXPECT_NE(c.rule, "torch.serve.architecture");
+         // --insist keeps it as a high risk.
+         auto kept = plan(hf_analysis("deepseek-v3.2"), [](PlanRequest& r) { r.hardware = "a100"; r.gpus = 8; r.goal = "size"; r.insist = true; });
+         EXPECT_TRUE(has_risk(kept, "torch.serve.architecture", "Kept because the user insisted"));
+       }},
       {"torch.serve.parallel", [] {
          // DeepSeek-V3 at INT4 on MI300X (its FP8 source served as it is would be the 8-bit answer) needs
          // more than one GPU to serve: 128 heads split evenly.
@@ -311,8 +336,13 @@ Checked every_default_plan_is_one_its_runtime_loads(const std::vector<const char
         quarkplan::PlanOutcome o = quarkplan::make_plan(a, r);
         const std::string where = model + " on " + hw + " for " + goal;
         // Ryzen AI's LLM flow (ONNX Runtime GenAI) has no MoE: a conflict saying so is right there.
+        // An architecture the runtime serves only on other accelerators (DeepSeek Sparse Attention off
+        // Hopper/Blackwell/MI300/MI350): a conflict is right there too, and only there.
+        const std::string mt = a["model"].value("model_type", std::string());
         for (const auto& c : o.conflicts)
-          if (!(is_moe && std::string(hw) == "ryzen-ai")) {
+          if (c.rule == "torch.serve.architecture") {
+            EXPECT_TRUE(mt == "deepseek_v32" || mt == "glm_moe_dsa") << where << ": " << c.message;
+          } else if (!(is_moe && std::string(hw) == "ryzen-ai")) {
             EXPECT_NE(c.rule.rfind("torch.serve", 0), 0u) << where << ": " << c.message;
           }
         if (!o.conflicts.empty() || !o.plan["global_scheme"].is_string() || !o.plan["serve_runtime"].is_string()) continue;
