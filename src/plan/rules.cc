@@ -64,6 +64,7 @@ const std::vector<Rule>& rule_registry() {
       {"torch.remote_code", "torch", "Remote code runs only when the user approved it; else a draft with the question", torch_rules::remote_code},
       {"torch.hardware.resolve", "torch", "Accelerator and how many from --hardware/--gpus or env_context.json; else an open question", torch_rules::resolve_hardware},
       {"torch.serve.runtime", "torch", "The runtime that serves the result: --serve, else from the export and the hardware (vLLM on GPUs, llama.cpp for GGUF, ONNX Runtime GenAI on Ryzen AI)", torch_rules::serve_runtime},
+      {"torch.transformers.required", "torch", "A model type only newer transformers implement needs that transformers where Quark runs and where the runtime serves", torch_rules::transformers_required},
       {"torch.recipe.amd", "torch", "AMD's published recipe for the model family on this hardware and goal, where it runs natively", torch_rules::amd_recipe},
       {"torch.scheme.choose", "torch", "Scheme from the user, GGUF's only scheme, AMD's recipe, else the goal's first scheme the hardware runs natively", torch_rules::choose_scheme},
       {"torch.scheme.hardware_gate", "torch", "A scheme the accelerator only emulates, globally or per layer, is a conflict; weight-only support is stated", torch_rules::scheme_hardware},

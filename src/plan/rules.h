@@ -97,6 +97,7 @@ void refuse_pre_quantized(PlanState&);
 void pre_quantized_dequantized(PlanState&);
 void template_required(PlanState&);
 void remote_code(PlanState&);
+void transformers_required(PlanState&);
 void resolve_hardware(PlanState&);
 void amd_recipe(PlanState&);
 void recipe_differences(PlanState&);

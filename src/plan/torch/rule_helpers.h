@@ -62,6 +62,9 @@ struct HeadCounts {
 };
 HeadCounts head_counts(const PlanState& s);
 std::string heads_split_problem(const HeadCounts& h, int64_t tp);
+// The transformers version the model type needs when it is a newer major release than Quark's usual
+// minimum (transformers 5 for minimax_m2, qwen3_5, gemma4), else "".
+std::string newer_transformers(const PlanState& s);
 // A runtime's error text with its "<layer>" placeholder filled in.
 std::string replace_layer(std::string text, const std::string& layer);
 

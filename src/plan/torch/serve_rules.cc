@@ -627,7 +627,9 @@ void serve_source(PlanState& s) {
       for (auto& [k, v] : cmd["env"].items()) text += k + "=" + shell_quote(v.get<std::string>()) + " ";
       text += cmd["program"].get<std::string>();
       for (const auto& a : cmd["args"]) text += " " + shell_quote(a.get<std::string>());
-      serve += " (" + text + (remote ? "; --trust-remote-code runs the repository's own code: review it first" : "") + ")";
+      const std::string tf = newer_transformers(s);
+      serve += " (" + text + (remote ? "; --trust-remote-code runs the repository's own code: review it first" : "") +
+               (tf.empty() ? "" : "; with a " + label(s) + " built on transformers >= " + tf + ", which knows " + model_type(s)) + ")";
     }
   }
   // The alternatives that are real: a 16-bit original where its maker published one, and the size

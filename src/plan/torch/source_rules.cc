@@ -1,7 +1,10 @@
 // What the model source itself decides: an incomplete analysis, a pre-quantized checkpoint,
 // a missing template, remote code. Rules torch.analysis.complete, torch.refuse.pre_quantized,
-// torch.pre_quantized.dequantized, torch.template.required, torch.remote_code.
+// torch.pre_quantized.dequantized, torch.template.required, torch.remote_code, torch.transformers.required.
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <vector>
 
 #include "common/units.h"
 #include "plan/rules.h"
@@ -82,6 +85,56 @@ void remote_code(PlanState& s) {
     s.reason("trust_remote_code", "torch.remote_code", "Needed but not approved: the command keeps --no_trust_remote_code");
     s.question("The model needs trust_remote_code (its config has an auto_map): approve running the repository's code with --trust-remote-code?");
   }
+}
+
+namespace {
+// "5.0.0" -> {5, 0, 0}: enough to order transformers versions.
+std::vector<int> version_parts(const std::string& v) {
+  std::vector<int> out;
+  for (size_t at = 0; at < v.size() && out.size() < 4;) {
+    size_t end = at;
+    while (end < v.size() && std::isdigit(static_cast<unsigned char>(v[end]))) ++end;
+    if (end == at) break;
+    out.push_back(std::atoi(v.substr(at, end - at).c_str()));
+    at = end < v.size() && v[end] == '.' ? end + 1 : v.size();
+  }
+  return out;
+}
+}  // namespace
+
+// A model type newer transformers implement: Quark's environment and the serving runtime's both
+// need that transformers (older ones do not know the model type), and a config with an auto_map
+// lets an older one read it only with the repository's own code.
+namespace detail {
+std::string newer_transformers(const PlanState& s) {
+  const std::string req = model(s).value("transformers_version_required", std::string());
+  if (req.rfind(">=", 0) != 0) return "";
+  const std::string min = req.substr(2, req.find(',') == std::string::npos ? std::string::npos : req.find(',') - 2);
+  const std::string usual = s.cat.torch().value("transformers_default_minimum", std::string("0"));
+  // Minor steps within a major release are in every environment built this year; a new major
+  // (transformers 5) is not, in Quark's or in a serving image's.
+  const std::vector<int> need = version_parts(min), have = version_parts(usual);
+  return need.empty() || have.empty() || need[0] <= have[0] ? "" : min;
+}
+}  // namespace detail
+
+void transformers_required(PlanState& s) {
+  const std::string min = newer_transformers(s);
+  if (min.empty()) return;
+  const std::string req = model(s).value("transformers_version_required", std::string());
+  bool auto_map = false;
+  for (const auto& r : s.analysis.value("risks", Json::array())) auto_map = auto_map || r.value("rule", std::string()) == "torch.intake.auto_map_not_needed";
+  const bool served = s.runtime && (s.platform.rfind("rocm", 0) == 0 || s.platform.rfind("cuda", 0) == 0);
+  std::string where = "the Quark environment (Quark loads it with transformers)";
+  if (served) where += " and " + (*s.runtime)["label"].get<std::string>() + "'s (it reads the config and tokenizer with transformers)";
+  s.risk("torch.transformers.required", "medium",
+         model_type(s) + " needs transformers >= " + min + " in " + where + ": older releases do not know the model type" +
+             (auto_map ? ", and read its config only with the repository's own code (its auto_map)" : "") + ".",
+         "pip install 'transformers" + req + "' in the Quark environment" +
+             (served ? std::string("; serve with a ") + (*s.runtime)["label"].get<std::string>() + " built on transformers >= " + min +
+                           (auto_map ? " (or review the repository's code and add --trust-remote-code)" : "")
+                     : std::string()) +
+             ".");
 }
 
 }  // namespace torch_rules

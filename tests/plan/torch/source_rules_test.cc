@@ -17,6 +17,29 @@ namespace qp_test::rule_scenarios {
 
 std::vector<Scenario> torch_source_scenarios() {
   return {
+      {"torch.transformers.required", [] {
+         // Transformers 5 model types: a medium risk naming Quark's and the runtime's environment.
+         auto mm = plan(hf_analysis("minimax-m2.7"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.goal = "size"; });
+         bool named = false;
+         for (const auto& k : mm.plan["risks"])
+           named = named || (k["rule"] == "torch.transformers.required" && k["severity"] == "medium" &&
+                             k["message"].get<std::string>().find("minimax_m2 needs transformers >= 5.0.0 in the Quark environment") != std::string::npos &&
+                             k["message"].get<std::string>().find("and vLLM's") != std::string::npos &&
+                             k["recovery_hint"].get<std::string>().find("--trust-remote-code") != std::string::npos);
+         EXPECT_TRUE(named) << mm.plan["risks"];
+         // Its serve-the-source alternative says so too.
+         auto bal = plan(hf_analysis("minimax-m2.7"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; });
+         ASSERT_FALSE(bal.conflicts.empty());
+         EXPECT_NE(bal.conflicts[0].alternative.find("with a vLLM built on transformers >= 5.0.0, which knows minimax_m2"), std::string::npos) << bal.conflicts[0].alternative;
+         // Within the usual major release (Qwen3's 4.51): nothing said; Qwen3.5 (transformers 5.2): said, without remote code.
+         auto q3 = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         for (const auto& k : q3.plan["risks"]) EXPECT_NE(k["rule"], "torch.transformers.required");
+         auto q35 = plan(hf_analysis("qwen3.5-9b-transformers-default"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         bool q35_named = false;
+         for (const auto& k : q35.plan["risks"])
+           q35_named = q35_named || (k["rule"] == "torch.transformers.required" && k["recovery_hint"].get<std::string>().find("--trust-remote-code") == std::string::npos);
+         EXPECT_TRUE(q35_named) << q35.plan["risks"];
+       }},
       {"torch.analysis.complete", [] {
          Json a = with(hf_analysis("qwen3-8b"), "analysis_status", "partial");
          a["partial_reasons"] = Json::array({"2 weight shard(s) named by the index are missing"});
