@@ -204,7 +204,13 @@ void exclude_layers(PlanState& s) {
       const Json& arch = model(s).value("architecture", Json::object());
       int64_t mtp = arch.value("mtp_layers", int64_t{0}), layers = model(s).value("num_hidden_layers", Json(0)).is_number() ? model(s)["num_hidden_layers"].get<int64_t>() : 0;
       std::string root = tmpl(s) ? (*tmpl(s))["decoder_root"].get<std::string>() : "model.layers";
-      for (int64_t i = 0; i < mtp; ++i) list.push_back(root + "." + std::to_string(layers + i) + ".*");
+      // In the card's own form ('*layers.78.*' on GLM's card), at this model's index.
+      const std::string form = s.recipe->value("mtp_pattern", root + ".{index}.*");
+      for (int64_t i = 0; i < mtp; ++i) {
+        std::string pattern = form;
+        if (auto at = pattern.find("{index}"); at != std::string::npos) pattern.replace(at, 7, std::to_string(layers + i));
+        list.push_back(pattern);
+      }
     }
     Json kept = Json::array();
     std::vector<std::string> rewritten;  // recipe patterns given their '.*' form for verbatim matching

@@ -251,6 +251,29 @@ std::string decap(std::string t) {
   return t;
 }
 std::string value_text(const Json& v) { return v.is_null() ? "none" : v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string lower(std::string t) {
+  for (auto& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return t;
+}
+// The models AMD published a recipe's checkpoints from: each published id without "amd/" and the
+// trailing words that name the quantization (catalog amd_recipe_name_tokens: FP8, KV, MXFP4, ...).
+std::vector<std::string> card_models(const PlanState& s, const Json& recipe) {
+  const Json tokens = s.cat.torch().value("amd_recipe_name_tokens", Json::array());
+  std::vector<std::string> out;
+  for (const auto& id : recipe.value("published", Json::array())) {
+    std::string name = id.get<std::string>();
+    if (name.rfind("amd/", 0) == 0) name = name.substr(4);
+    for (size_t dash; (dash = name.rfind('-')) != std::string::npos;) {
+      const std::string word = lower(name.substr(dash + 1));
+      bool quant = false;
+      for (const auto& tk : tokens) quant = quant || lower(tk.get<std::string>()) == word;
+      if (!quant) break;
+      name.resize(dash);
+    }
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  return out;
+}
 }  // namespace
 
 // Everything AMD's card does that the plan does not, named with the plan's reason: a recipe is
@@ -266,7 +289,22 @@ void recipe_differences(PlanState& s) {
   if (r.contains("quantized_from") && m["pre_quantized"].is_string())
     differ("quantized from " + r["quantized_from"].get<std::string>(), "from the " + m["pre_quantized"].get<std::string>() + " checkpoint as stored",
            "that is the model given (the result is bounded by its quality; convert it to BF16 first to match the card)");
-  if (r.contains("card_model_type") && r["card_model_type"] != model_type(s))
+  // The checkpoint itself: AMD measured the recipe on the models it published; another model of the
+  // family (Llama-3.1-70B under the Llama-3.3-70B-Instruct card) gets the recipe untested.
+  bool other_model = false;
+  {
+    std::string folder = m.value("model_path", std::string());
+    while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+    if (auto slash = folder.find_last_of('/'); slash != std::string::npos) folder = folder.substr(slash + 1);
+    const std::vector<std::string> cards = card_models(s, r);
+    bool same = false;
+    for (const auto& c : cards) same = same || lower(c) == lower(folder);
+    other_model = !folder.empty() && !cards.empty() && !same;
+    if (other_model)
+      differ("made for " + join(cards), "quantizes " + folder,
+             "AMD applies the recipe to its family (" + join(string_list(r["model_types"])) + "), but published no checkpoint of this model: its accuracy is unmeasured, so evaluate it before serving");
+  }
+  if (r.contains("card_model_type") && r["card_model_type"] != model_type(s) && !other_model)
     differ("made for " + r["card_model_type"].get<std::string>(), model_type(s),
            "the recipe is followed for the family (" + join(string_list(r["model_types"])) + ": the same layout)");
   const std::string strategy = s.plan.value("device_strategy", "");

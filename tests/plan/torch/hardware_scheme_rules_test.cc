@@ -88,14 +88,25 @@ std::vector<Scenario> torch_hardware_scheme_scenarios() {
          EXPECT_NE(evw.find("AMD's card: --skip_evaluation; this plan: smoke evaluation, because your choice"), std::string::npos) << evw;
          EXPECT_EQ(evw.find("AMD's card: --multi_gpu;"), std::string::npos) << evw;  // the same strategy: nothing to say
          // A recipe followed whole says nothing more.
-         auto llama = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         auto llama = plan(hf_analysis("llama-3.1-8b-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; });
          EXPECT_FALSE(cites(llama, "torch.recipe.differences"));
+         // Another checkpoint of the family follows the card untested, and says so (the base model under the
+         // Instruct card; Llama-3.1-70B under the Llama-3.3-70B-Instruct MXFP4 card).
+         auto base = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         EXPECT_NE(base.plan["reasons"].value("amd_recipe.differences", std::string()).find("AMD's card: made for Llama-3.1-8B-Instruct, Llama-3.1-70B-Instruct"),
+                   std::string::npos);
+         auto l70 = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; });
+         EXPECT_NE(l70.plan["reasons"].value("amd_recipe.differences", std::string())
+                       .find("AMD's card: made for Llama-3.3-70B-Instruct, Llama-3.1-405B-Instruct; this plan: quantizes llama-3.1-70b, because AMD applies the recipe to its family (llama), "
+                             "but published no checkpoint of this model"),
+                   std::string::npos)
+             << l70.plan["reasons"];
          // Kimi-K2 follows the Kimi-K2.5 card: made for another model type, with exclusions for towers K2 lacks.
          auto kimi = plan(hf_analysis("kimi-k2-instruct"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; r.trust_remote_code = true; });
          std::string kw;
          for (const auto& row : kimi.decision_table)
            if (row["key"] == "global_scheme") kw = row["reason"];
-         EXPECT_NE(kw.find("AMD's card: made for kimi_k25; this plan: kimi_k2"), std::string::npos) << kw;
+         EXPECT_NE(kw.find("AMD's card: made for Kimi-K2.5; this plan: quantizes kimi-k2-instruct, because AMD applies the recipe to its family (kimi_k2, kimi_k25)"), std::string::npos) << kw;
          EXPECT_NE(kw.find("'*mm_projector*' '*vision_tower*'; this plan: the same patterns, which match nothing here"), std::string::npos) << kw;
          EXPECT_EQ(kw.find("AMD's card: evaluation after quantizing"), std::string::npos) << kw;  // a file-to-file card evaluated nothing
          // GLM-5's card ran file to file on one GPU; Quark 0.13 spreads it over the GPUs given.
