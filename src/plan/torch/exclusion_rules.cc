@@ -169,9 +169,13 @@ void exclude_layers(PlanState& s) {
     list = (*s.recipe)["exclude_layers"];
     who = "AMD's recipe (" + s.recipe_name + ")";
   } else {
+    // Without a template in this release, the defaults are quarkplan's own (lm_head), not Quark's.
+    const std::string defaults_text = tmpl(s) ? "The " + model_type(s) + " template's defaults (" + join(string_list(defaults)) + ")"
+                                              : "No " + model_type(s) + " template in Quark " + s.cat.release() + ", so quarkplan's own default (" +
+                                                    join(string_list(defaults)) + ")";
     s.plan["exclude_layers"] = defaults;
     s.reason("exclude_layers", "torch.exclude.template_defaults",
-             "The " + model_type(s) + " template's defaults (" + join(string_list(defaults)) + "): --exclude_layers is omitted so they apply");
+             defaults_text + ": --exclude_layers is omitted so they apply");
     // Vision and audio towers the template leaves in would get static scales calibrated on text:
     // they join the exclusions (AMD's multimodal cards quantize the language model only).
     std::vector<std::string> towers = unexcluded_towers(s);
@@ -184,9 +188,9 @@ void exclude_layers(PlanState& s) {
       for (const auto& t : towers) with.push_back(t);
       for (const auto& t : skipped) with.push_back(t);
       list = with;
-      who = "The " + model_type(s) + " template's defaults (" + join(string_list(defaults)) + ")";
+      who = defaults_text;
       if (!towers.empty())
-        who += " and the non-text towers they leave in (" + join(towers) + ": calibration is text, and AMD's multimodal releases quantize the language model only)";
+        who += " and the non-text towers that would still be quantized (" + join(towers) + ": calibration is text, and AMD's multimodal releases quantize the language model only)";
       if (!skipped.empty()) {
         const Json& skip = (*tmpl(s))["text_calibration_skips"];
         who += std::string(towers.empty() ? " and" : ", and") + " the " + std::to_string(skipped.size()) + " " + skip["what"].get<std::string>() + " (" +

@@ -47,6 +47,10 @@ std::vector<Scenario> torch_exclusion_scenarios() {
            EXPECT_NE(fp8.plan["reasons"]["exclude_layers"].get<std::string>().find("a text-only forward skips them"), std::string::npos);
            auto ptpc = plan(hf_analysis("llama-3.2-90b-vision-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 2; r.choices["global_scheme"] = "ptpc_fp8"; });
            EXPECT_EQ(count_cross(ptpc), 0);
+           // No template in the plan's release: the defaults are quarkplan's own, and the reason says so.
+           auto g4 = plan(hf_analysis("gemma-4-26b-a4b", "0.12.post1"), [](PlanRequest& r) { r.hardware = "mi300x"; r.quark_release = "0.12.post1"; });
+           EXPECT_EQ(g4.plan["reasons"]["exclude_layers"].get<std::string>().rfind("No gemma4 template in Quark 0.12.post1, so quarkplan's own default (lm_head)", 0), 0u)
+               << g4.plan["reasons"]["exclude_layers"];
            // A text model has no such layers: nothing added.
            auto text = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
            EXPECT_EQ(text.plan["exclude_layers"], Json::parse(R"(["lm_head"])"));
