@@ -534,6 +534,41 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
   for (const auto& n : f.nodes)
     if (!n.name.empty()) names.push_back(n.name);
   o["node_names"] = names;
+  {
+    // The main graph's edges, for plan-time checks that walk it as Quark does (subgraphs_to_exclude's
+    // closure check in quant_utils.match_subgraphs): each main-graph node (by its index in node_names,
+    // -1 when unnamed) and, per input in order, a tensor id; each tensor's producer (a main-graph
+    // node's position here, -1 for a graph input, -2 for anything else: initializers, constants,
+    // optional empty inputs, outer scope).
+    std::map<std::string, int64_t> produced_by, tensor_id;
+    std::set<std::string> graph_inputs;
+    for (const auto& in : f.inputs) graph_inputs.insert(in.name);
+    std::vector<size_t> main;
+    for (size_t i = 0; i < f.nodes.size(); ++i)
+      if (f.nodes[i].graph == 0) main.push_back(i);
+    for (size_t k = 0; k < main.size(); ++k)
+      for (const auto& out : f.nodes[main[k]].outputs)
+        if (!out.empty()) produced_by.emplace(out, static_cast<int64_t>(k));
+    std::vector<int64_t> in_names(f.nodes.size(), -1);  // each node's index in node_names (every graph's named nodes)
+    for (size_t i = 0, named = 0; i < f.nodes.size(); ++i)
+      if (!f.nodes[i].name.empty()) in_names[i] = static_cast<int64_t>(named++);
+    Json name_index = Json::array(), inputs = Json::array(), producers = Json::array();
+    for (size_t k = 0; k < main.size(); ++k) {
+      const auto& n = f.nodes[main[k]];
+      name_index.push_back(in_names[main[k]]);
+      Json ins = Json::array();
+      for (const auto& in : n.inputs) {
+        auto [it, fresh] = tensor_id.emplace(in, static_cast<int64_t>(tensor_id.size()));
+        if (fresh) {
+          auto p = produced_by.find(in);
+          producers.push_back(p != produced_by.end() ? p->second : graph_inputs.count(in) ? int64_t{-1} : int64_t{-2});
+        }
+        ins.push_back(it->second);
+      }
+      inputs.push_back(ins);
+    }
+    o["main_graph"] = {{"nodes", name_index}, {"inputs", inputs}, {"tensor_producers", producers}};
+  }
   Json& q = a["quantization_targets"];
   q["linear_layer_count"] = linear;
   q["weights_by_op_type"] = weights_by_op;

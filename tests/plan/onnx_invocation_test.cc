@@ -300,13 +300,17 @@ TEST(OnnxInvocation, QuarksRoutesAsQuarkReadsThem) {
   auto legacy = explain(transformer_analysis(), "npu_transformer", "INT8_TRANSFORMER_DEFAULT", [](PlanRequest& r) {
     r.choices["onnx_specific.extra_options.ConvertNCHWToNHWC"] = true;
     r.choices["onnx_specific.extra_options.ConvertFP16ToFP32"] = true;
-    r.choices["onnx_specific.subgraphs_to_exclude"] = Json::array({Json::array({Json::array({"/layers.0/q_proj/MatMul"}), Json::array({"/layers.0/o_proj/MatMul"})})});
+    // (All three projections start it: from q_proj alone the walk back from o_proj reaches the graph input.)
+    r.choices["onnx_specific.subgraphs_to_exclude"] = Json::array(
+        {Json::array({Json::array({"/layers.0/q_proj/MatMul", "/layers.0/k_proj/MatMul", "/layers.0/v_proj/MatMul"}), Json::array({"/layers.0/o_proj/MatMul"})})});
   });
   ASSERT_EQ(legacy.fields["route"], "legacy") << legacy.text;
   EXPECT_NE(legacy.text.find("quant_config.convert_nchw_to_nhwc = True"), std::string::npos) << legacy.text;
   EXPECT_NE(legacy.text.find("quant_config.convert_fp16_to_fp32 = True"), std::string::npos) << legacy.text;
   EXPECT_EQ(legacy.fields["legacy"]["extra_options_update"].count("ConvertNCHWToNHWC"), 0u) << legacy.fields["legacy"].dump();
-  EXPECT_NE(legacy.text.find("quant_config.subgraphs_to_exclude = [([\"/layers.0/q_proj/MatMul\"], [\"/layers.0/o_proj/MatMul\"])]"), std::string::npos) << legacy.text;
+  EXPECT_NE(legacy.text.find("quant_config.subgraphs_to_exclude = [([\"/layers.0/q_proj/MatMul\", \"/layers.0/k_proj/MatMul\", \"/layers.0/v_proj/MatMul\"], [\"/layers.0/o_proj/MatMul\"])]"),
+            std::string::npos)
+      << legacy.text;
   expect_quark_names(legacy, "legacy route with conversions");
   // The QConfig route keeps them in extra_options (maps.py reads them there).
   auto q = explain(cnn_analysis(), "cpu", "A16W8", [](PlanRequest& r) { r.choices["onnx_specific.extra_options.ConvertNCHWToNHWC"] = true; });

@@ -298,6 +298,24 @@ class Runner:
                 return self.report("KNOWN", name, f"{stage}: {error} -- {k['why']}")
         self.report("FAIL", name, f"{stage}: {error}")
 
+    # --- a plan quarkplan refuses where Quark itself raises ----------------------
+    def refusal_agrees(self, name: str, model: str, args: list[str], quark_raises):
+        """quarkplan must refuse the plan (exit 2), and Quark's own code, given the same input, must
+        raise: the refusal is Quark's, said before anything runs."""
+        if model not in self.model or (self.a.only and self.a.only not in name):
+            return
+        self.n += 1
+        d = self.work / "cases" / f"{self.n:04d}"
+        d.mkdir(parents=True)
+        rc, out, err = sh([self.q, "plan", self.model[model], *args, "--yes", "-o", "quant_plan.json"], cwd=d)
+        if rc != 2:
+            return self.report("FAIL", name, f"quarkplan plan exited {rc}, not 2: {first_line(err) or first_line(out)}")
+        try:
+            quark_raises()
+        except Exception as e:  # noqa: BLE001 - any error Quark raises is the agreement
+            return self.report("PASS", name, f"quarkplan refused ({first_line(err)}); Quark raises {type(e).__name__}: {str(e)[:120]}")
+        self.report("FAIL", name, f"quarkplan refused ({first_line(err)}), but Quark accepts it")
+
     def report(self, kind, name, why):
         self.counts[kind] += 1
         took = f" ({time.time() - self.case_t0:.1f} s)" if self.case_t0 else ""
@@ -357,6 +375,17 @@ class Runner:
             qkv = ",".join(f'"/model/layers.0/attn/{w}_proj/MatMul"' for w in "qkv")
             self.case(f"transformer / cpu / {p} exclude a subgraph", "transformer",
                       ["--target", "cpu", "--preset", p, "--set", f'onnx_specific.subgraphs_to_exclude=[[[{qkv}],["/model/layers.0/attn/o_proj/MatMul"]]]'])
+        # Not closed as Quark walks it: back from o_proj, k_proj and v_proj lead to the graph input. quarkplan
+        # refuses at plan time; Quark's match_subgraphs raises ValueError on the same model.
+        def quark_match(starts, ends):
+            import onnx
+            from quark.onnx.quantization.quant_utils import match_subgraphs
+            return lambda: match_subgraphs(onnx.load(self.model["transformer"]), [(starts, ends)])
+        q_only = ["/model/layers.0/attn/q_proj/MatMul"]
+        self.refusal_agrees("transformer / cpu / A8W8 exclude an open subgraph (refused)", "transformer",
+                            ["--target", "cpu", "--preset", "A8W8", "--set",
+                             'onnx_specific.subgraphs_to_exclude=[[["/model/layers.0/attn/q_proj/MatMul"],["/model/layers.0/attn/o_proj/MatMul"]]]'],
+                            quark_match(q_only, ["/model/layers.0/attn/o_proj/MatMul"]))
         for p in ("A8W8", "A16W8", "U8S8_AAWS"):
             self.case(f"cnn / cpu / {p} per channel", "cnn", ["--target", "cpu", "--preset", p, "--set", "onnx_specific.per_channel=true"])
             self.case(f"cnn / cpu / {p} + layer presets", "cnn", ["--target", "cpu", "--preset", p, "--layer-scheme", "/head/fc/Gemm=A16W8", "--layer-scheme", "op:Conv=S8S8_AAWS"])

@@ -39,6 +39,72 @@ void external_data(PlanState& s) {
            want ? "Model is over 2 GB: the output needs external data" : "Model is under 2 GB");
 }
 
+// Quark's closure check of subgraphs_to_exclude (quant_utils.match_subgraphs), walked as Quark walks
+// it on the analysis' main-graph edges: from each end node back through its inputs in order,
+// stopping at a start node; a branch that meets a graph input first makes Quark raise ValueError
+// ("... ensuring that its start and end nodes form a closed subgraph"), and an end node outside the
+// main graph is a KeyError. The walk keeps Quark's quirks: one visited set over all pairs, and a node's
+// remaining inputs are skipped once one is a graph input, already visited, or a start node's output.
+// Quark lists initializers given as graph inputs among the inputs too; the analysis leaves those out.
+std::string subgraph_closure_problem(const Json& facts, const std::vector<std::string>& names, const Json& pairs) {
+  const Json g = facts.value("main_graph", Json(nullptr));
+  if (!g.is_object()) return "";
+  const Json& nodes = g["nodes"];
+  const Json& inputs = g["inputs"];
+  const Json& producers = g["tensor_producers"];
+  std::map<std::string, size_t> main_by_name;
+  for (size_t k = 0; k < nodes.size(); ++k)
+    if (const int64_t at = nodes[k].get<int64_t>(); at >= 0 && static_cast<size_t>(at) < names.size()) main_by_name.emplace(names[static_cast<size_t>(at)], k);
+  auto name_of = [&](size_t k) {
+    const int64_t at = nodes[k].get<int64_t>();
+    return at >= 0 && static_cast<size_t>(at) < names.size() ? names[static_cast<size_t>(at)] : std::string();
+  };
+  std::set<int64_t> visited;
+  for (const auto& pair : pairs) {
+    if (!pair.is_array() || pair.size() != 2) continue;
+    const std::vector<std::string> starts = string_list(pair[0]), ends = string_list(pair[1]);
+    const std::set<std::string> start_set(starts.begin(), starts.end());
+    for (const auto& end : ends) {
+      auto e = main_by_name.find(end);
+      if (e == main_by_name.end()) {
+        if (std::count(names.begin(), names.end(), end))
+          return "end node '" + end + "' is inside a control-flow subgraph; Quark looks end nodes up among the main graph's nodes (KeyError)";
+        continue;  // an unknown name: reported by the name check
+      }
+      bool reached_input = false;
+      struct Frame {
+        size_t node, pos;
+      };
+      std::vector<Frame> stack{{e->second, 0}};
+      while (!stack.empty()) {
+        Frame& fr = stack.back();
+        const Json& ins = inputs[fr.node];
+        if (fr.pos >= ins.size()) {
+          stack.pop_back();
+          continue;
+        }
+        const int64_t tensor = ins[fr.pos++].get<int64_t>();
+        const int64_t producer = tensor >= 0 && static_cast<size_t>(tensor) < producers.size() ? producers[static_cast<size_t>(tensor)].get<int64_t>() : -2;
+        if (producer == -1) {  // a graph input: Quark records it and leaves this node
+          visited.insert(tensor);
+          reached_input = true;
+          stack.pop_back();
+        } else if (visited.count(tensor)) {
+          stack.pop_back();
+        } else if (producer >= 0) {
+          visited.insert(tensor);
+          if (start_set.count(name_of(static_cast<size_t>(producer)))) stack.pop_back();
+          else stack.push_back({static_cast<size_t>(producer), 0});
+        }
+      }
+      if (reached_input)
+        return "walking back from end node '" + end + "' reaches a graph input before any start node (" + join(starts) +
+               "): the start and end nodes do not enclose a subgraph, and Quark's match_subgraphs raises ValueError ('... form a closed subgraph')";
+    }
+  }
+  return "";
+}
+
 void node_names(PlanState& s) {
   std::vector<std::string> names = string_list(onnx_facts(s).value("node_names", Json::array()));
   std::set<std::string> known(names.begin(), names.end());
@@ -105,6 +171,8 @@ void node_names(PlanState& s) {
       check("onnx_specific.subgraphs_to_exclude", pair[0]);
       check("onnx_specific.subgraphs_to_exclude", pair[1]);
     }
+    if (std::string problem = subgraph_closure_problem(onnx_facts(s), names, *c); !problem.empty())
+      s.error("onnx_specific.subgraphs_to_exclude: " + problem);
     spec(s)["subgraphs_to_exclude"] = *c;
     s.reason("onnx_specific.subgraphs_to_exclude", "onnx.nodes.check", "Your choice; every boundary node found in the graph");
   }

@@ -40,6 +40,28 @@ std::vector<Scenario> onnx_option_scenarios() {
            r.choices["onnx_specific.subgraphs_to_exclude"] = Json::parse(R"([[["/backbone/conv4"],["/head/softmax"]]])");
          });
          EXPECT_EQ(sub.status, PlanStatus::kConfirmed);
+         // Quark's closure check, at plan time: from o_proj back to q_proj alone, k_proj and v_proj lead to the
+         // graph input, so Quark's match_subgraphs would raise ValueError; from all three it is closed.
+         auto open = plan(transformer_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.subgraphs_to_exclude"] = Json::parse(R"([[["/layers.0/q_proj/MatMul"],["/layers.0/o_proj/MatMul"]]])");
+         });
+         ASSERT_EQ(open.status, PlanStatus::kInvalid);
+         EXPECT_NE(open.errors[0].find("walking back from end node '/layers.0/o_proj/MatMul' reaches a graph input before any start node"), std::string::npos) << open.errors[0];
+         auto closed = plan(transformer_analysis(), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.subgraphs_to_exclude"] =
+               Json::parse(R"([[["/layers.0/q_proj/MatMul","/layers.0/k_proj/MatMul","/layers.0/v_proj/MatMul"],["/layers.0/o_proj/MatMul"]]])");
+         });
+         EXPECT_EQ(closed.status, PlanStatus::kConfirmed) << (closed.errors.empty() ? "" : closed.errors[0]);
+         // An analysis without the main graph's edges (older, or Quark's own intake): the check is skipped.
+         Json bare = transformer_analysis();
+         bare["model"]["onnx_specific"].erase("main_graph");
+         auto skipped = plan(bare, [](PlanRequest& r) {
+           r.target = "cpu";
+           r.choices["onnx_specific.subgraphs_to_exclude"] = Json::parse(R"([[["/layers.0/q_proj/MatMul"],["/layers.0/o_proj/MatMul"]]])");
+         });
+         EXPECT_EQ(skipped.status, PlanStatus::kConfirmed);
          auto both = plan(cnn_analysis(), [](PlanRequest& r) {
            r.target = "cpu";
            r.choices["onnx_specific.nodes_to_exclude"] = Json::array({"/head/fc"});
