@@ -31,7 +31,7 @@ $py "$root/tests/quark_real/run_quark.py" --quarkplan "$build/quarkplan" --relea
   --models "$models" --work "$work" 2>"$work.stderr" | tee "$work.log"
 rc=${PIPESTATUS[0]}
 { tail -n 1 "$work.torch.log"; grep -E '^MISMATCH ' "$work.torch.log"; grep -E '^(quantize_quark|quark.torch)' "$work.torch-run.log"
-  grep -E '^FAIL ' "$work.torch-run.log"; tail -n 1 "$work.log"; grep -E '^(FAIL|KNOWN) ' "$work.log"; } > "$build/quark_real_$release.txt"
+  grep -E '^FAIL ' "$work.torch-run.log"; tail -n 1 "$work.log"; grep -E '^(FAIL|KNOWN|NOT RUN) ' "$work.log"; } > "$build/quark_real_$release.txt"
 [ "$trc" = 0 ] || exit "$trc"
 [ "$prc" = 0 ] || exit "$prc"
 exit "$rc"
