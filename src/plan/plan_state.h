@@ -53,6 +53,8 @@ struct PlanState {
   bool modules_loaded = false;
   Json excluded_for;                  // the exclude_layers the cached mask was computed for
   std::vector<char> excluded_cache;   // module i matches an exclude pattern
+  Json schemes_for;                   // the (global scheme, layer_quant_config, exclude_layers) the cached schemes were computed for
+  std::vector<std::string> schemes_cache;  // module i's scheme ("" excluded): torch_rules::detail::module_schemes
 
   PlanState(const Json& a, const Catalog& c, const PlanRequest& r) : analysis(a), cat(c), req(r) {}
 

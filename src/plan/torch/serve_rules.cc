@@ -90,8 +90,11 @@ std::vector<std::string> module_schemes(PlanState& s) {
   const auto& mods = s.modules();
   const auto& ex = s.excluded();
   const std::string global = s.plan["global_scheme"].is_string() ? s.plan["global_scheme"].get<std::string>() : "";
-  std::vector<std::pair<std::string, QuarkPattern>> overrides;
   const Json lqc = s.plan.value("layer_quant_config", Json::object());
+  // Three serve rules ask in turn for DeepSeek's 45,870 modules: computed once per plan state.
+  Json key = Json::array({global, lqc, s.plan.value("exclude_layers", Json::array())});
+  if (s.schemes_cache.size() == mods.size() && s.schemes_for == key) return s.schemes_cache;
+  std::vector<std::pair<std::string, QuarkPattern>> overrides;
   for (auto& [p, v] : lqc.items())
     if (v.is_string()) overrides.emplace_back(v.get<std::string>(), QuarkPattern(p, PatternMatch::kVerbatim));
   std::vector<std::string> out(mods.size());
@@ -104,6 +107,8 @@ std::vector<std::string> module_schemes(PlanState& s) {
         break;
       }
   }
+  s.schemes_for = std::move(key);
+  s.schemes_cache = out;
   return out;
 }
 
