@@ -64,9 +64,21 @@ ParallelChoice choose_parallel(const ServeMemory& m, Valid valid, int64_t batch,
     if (valid(t) && m.sequences_held(t, 1) >= need) c.fewest = t;
   if (c.fewest) {
     c.tp = c.fewest;
+    c.target_met = m.sequences_held(c.fewest, 1) >= target;
     const int64_t upper = limit > 0 ? std::min(limit, per_node) : per_node;
     for (int64_t t = c.fewest; t <= upper && !c.target_met; ++t)
       if (valid(t) && m.sequences_held(t, 1) >= target) c.tp = t, c.target_met = true;
+    // Still short within a node, with more accelerators given: pipeline stages over more nodes.
+    if (!c.target_met && limit > per_node) {
+      int64_t best = c.tp;
+      for (int64_t t = per_node; t >= c.tp; --t)
+        if (valid(t)) {
+          best = t;
+          break;
+        }
+      for (int64_t p = 2; best * p <= limit && !c.target_met; ++p)
+        if (m.sequences_held(best, p) >= target) c.tp = best, c.pp = p, c.target_met = true;
+    }
     return c;
   }
   c.tp = 1;

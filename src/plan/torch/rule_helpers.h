@@ -65,6 +65,9 @@ std::string heads_split_problem(const HeadCounts& h, int64_t tp);
 // The transformers version the model type needs when it is a newer major release than Quark's usual
 // minimum (transformers 5 for minimax_m2, qwen3_5, gemma4), else "".
 std::string newer_transformers(const PlanState& s);
+// Why an attention kernel the serve environment selects cannot take `tp` ranks (vLLM's AITER MLA
+// takes 16 or 128 heads per rank: catalog runtimes serve.attention_constraints), "" when it can.
+std::string attention_kernel_problem(const PlanState& s, const Json& env, int64_t tp);
 // A runtime's error text with its "<layer>" placeholder filled in.
 std::string replace_layer(std::string text, const std::string& layer);
 

@@ -81,6 +81,27 @@ std::string heads_split_problem(const HeadCounts& h, int64_t tp) {
   return "";
 }
 
+std::string attention_kernel_problem(const PlanState& s, const Json& env, int64_t tp) {
+  if (!s.runtime || tp < 1) return "";
+  const Json serve = (*s.runtime).value("serve", Json::object());
+  const Json arch = model(s).value("architecture", Json::object());
+  const Json kv = arch.is_object() ? arch.value("kv_cache", Json(nullptr)) : Json(nullptr);
+  const std::string kind = kv.is_object() ? kv.value("kind", std::string()) : std::string();
+  const HeadCounts heads = head_counts(s);
+  for (const auto& c : serve.value("attention_constraints", Json::array())) {
+    if (c["kv_kind"] != kind || !env.is_object() || env.value(c["env"].get<std::string>(), std::string()) != "1") continue;
+    if (c.contains("off_env") && env.value(c["off_env"].get<std::string>(), std::string()) == "0") continue;
+    if (heads.heads <= 0 || heads.heads % tp != 0) continue;  // the heads split problem says it
+    const int64_t per_rank = heads.heads / tp;
+    if (std::count(c["heads_per_rank"].begin(), c["heads_per_rank"].end(), per_rank)) continue;
+    std::vector<std::string> ok;
+    for (const auto& h : c["heads_per_rank"]) ok.push_back(h.dump());
+    return c["what"].get<std::string>() + " takes " + join(ok, " or ") + " heads per rank, and " + std::to_string(heads.heads) + " heads split " +
+           std::to_string(tp) + " ways leave " + std::to_string(per_rank);
+  }
+  return "";
+}
+
 std::string replace_layer(std::string text, const std::string& layer) {
   if (auto at = text.find("<layer>"); at != std::string::npos) text.replace(at, 7, layer);
   return text;
@@ -376,8 +397,13 @@ void serve_parallel(PlanState& s) {
     if (it->second > 0) row_shapes[{s.module_shapes[i].second, it->second}].push_back(mods[i]);
   }
   std::string why_not;
+  const Json serve_env = serve.value("env", Json::object());
   auto valid = [&](int64_t tp, bool note) {
     if (std::string problem = heads_split_problem(heads, tp); !problem.empty()) {
+      if (note) why_not = problem;
+      return false;
+    }
+    if (std::string problem = attention_kernel_problem(s, serve_env, tp); !problem.empty()) {
       if (note) why_not = problem;
       return false;
     }
@@ -457,7 +483,9 @@ void serve_parallel(PlanState& s) {
   if (tp != need && need <= per_node && !s.choice("serve.tensor_parallel_size") && !valid(need, true)) {
     text += "; " + std::to_string(need) + " is not a size " + label(s) + " can split it into (" + why_not + ")";
   }
-  text += " (" + std::to_string(heads.heads) + " attention heads, " + std::to_string(heads.kv) + " KV heads" +
+  const Json kv_facts = model(s).value("architecture", Json::object()).value("kv_cache", Json(nullptr));
+  const bool mla = kv_facts.is_object() && kv_facts.value("kind", std::string()) == "mla";
+  text += " (" + std::to_string(heads.heads) + " attention heads, " + (mla ? std::string("one MLA latent cache on every rank") : std::to_string(heads.kv) + " KV heads") +
           (row_shapes.empty() ? "" : ", row-parallel layers of " + [&] {
             std::set<uint64_t> ins;
             for (const auto& [shape, names] : row_shapes) ins.insert(shape.first);
@@ -465,11 +493,48 @@ void serve_parallel(PlanState& s) {
             for (auto x : ins) t += (t.empty() ? "" : "/") + std::to_string(x);
             return t;
           }() + " input features in groups") + ")";
-  if (s.accelerator_count > 0 && tp * pp > s.accelerator_count)
+  if (s.accelerator_count > 0 && tp * pp > s.accelerator_count) {
+    // Where an attention kernel's head constraint is what forces the size, turning it off is a lever.
+    std::string kernel_lever;
+    for (const auto& c : (*s.runtime)["serve"].value("attention_constraints", Json::array()))
+      if (c.contains("off_env") && !attention_kernel_problem(s, serve_env, s.accelerator_count).empty() && heads_split_problem(heads, s.accelerator_count).empty())
+        kernel_lever = "; or " + c["off_env"].get<std::string>() + "=0 (" + label(s) + "'s other MLA kernels take any split) to serve on " +
+                       std::to_string(s.accelerator_count);
     s.risk("torch.serve.parallel", "high",
            "Serving with " + label(s) + " needs " + std::to_string(tp * pp) + " x " + hw_name(s) + " (tensor parallel " + std::to_string(tp) +
-               (pp > 1 ? " x pipeline " + std::to_string(pp) : "") + "), but " + std::to_string(s.accelerator_count) + " are available (" + s.accelerator_count_source + ").",
-           "Plan a smaller scheme, an FP8 KV cache or a shorter context (--context), or serve on more accelerators.");
+               (pp > 1 ? " x pipeline " + std::to_string(pp) : "") + "), but " + std::to_string(s.accelerator_count) +
+               (s.accelerator_count == 1 ? " is" : " are") + " available (" + s.accelerator_count_source + ").",
+           "Plan a smaller scheme, an FP8 KV cache or a shorter context (--context), or serve on more accelerators" + kernel_lever + ".");
+  }
+  // One count for serving: the fit's own (memory only, any count) gives way to the layout the runtime can split into.
+  if (!s.plan.contains("estimates") || !s.plan["estimates"].is_object() || !s.plan["estimates"].contains("fit")) {
+  } else if (Json& est_fit = s.plan["estimates"]["fit"]; est_fit.is_object() && !s.choice("serve.tensor_parallel_size")) {
+    const int64_t layout = pc.fewest > 0 ? pc.fewest : tp * pp;
+    if (layout != est_fit.value("deployment_accelerators", int64_t{0})) {
+      est_fit["deployment_accelerators"] = layout;
+      const int64_t have = est_fit["accelerators_available"].is_number_integer() ? est_fit["accelerators_available"].get<int64_t>() : 0;
+      if (!est_fit.contains("calibration_streamed") || est_fit["calibration_streamed"].is_null())
+        est_fit["fits"] = std::max(layout, est_fit.value("calibration_accelerators", int64_t{1})) <= std::max<int64_t>(have, 1);
+      else
+        est_fit["fits"] = layout <= std::max<int64_t>(have, 1);
+      // The fit's own "Serving needs N" risk names the memory-only count: where this rule's risk says the
+      // layout's count it goes; else it names the layout's count.
+      const bool said_here = s.accelerator_count > 0 && tp * pp > s.accelerator_count;
+      const std::string old_head = "Serving needs " + std::to_string(fit.value("deployment_accelerators", int64_t{0})) + " x ";
+      Json kept = Json::array();
+      for (auto r : s.risks) {
+        const std::string msg = r["message"];
+        if (r["rule"] == "torch.fit.accelerators" && msg.rfind("Serving needs ", 0) == 0) {
+          if (said_here) continue;
+          if (msg.rfind(old_head, 0) == 0)
+            r["message"] = "Serving needs " + std::to_string(layout) + " x " + msg.substr(old_head.size()) + " (" + std::to_string(layout) +
+                           ": the fewest " + label(s) + " can split the model into)";
+        }
+        kept.push_back(r);
+      }
+      s.risks = kept;
+    }
+  }
   s.reason("serve.tensor_parallel_size", "torch.serve.parallel", text);
 }
 
@@ -622,7 +687,8 @@ void serve_source(PlanState& s) {
       const double kv_seq = kv.is_object() ? kv.value("bytes", 0.0) * (kv.value("dtype", std::string()) == "fp8" ? 2 : 1) / static_cast<double>(batch) : 0.0;
       const ServeMemory sm = serve_memory(s, source, kv_seq);
       const HeadCounts heads = head_counts(s);
-      const ParallelChoice pc = choose_parallel(sm, [&](int64_t t) { return heads_split_problem(heads, t).empty(); }, batch, s.accelerator_count, per_node);
+      const ParallelChoice pc = choose_parallel(
+          sm, [&](int64_t t) { return heads_split_problem(heads, t).empty() && attention_kernel_problem(s, env, t).empty(); }, batch, s.accelerator_count, per_node);
       sv["tensor_parallel_size"] = pc.tp;
       sv["pipeline_parallel_size"] = pc.pp;
     }

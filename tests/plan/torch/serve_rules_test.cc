@@ -257,7 +257,7 @@ std::vector<Scenario> torch_serve_scenarios() {
          EXPECT_TRUE(named) << oss.plan["risks"];
          // Fewer accelerators than serving needs: a high risk.
          auto few = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 1; r.goal = "size"; });
-         EXPECT_TRUE(has_risk(few, "torch.serve.parallel", "are available"));
+         EXPECT_TRUE(has_risk(few, "torch.serve.parallel", "is available"));
          // Memory an expert counts: 4 x MI300X hold DeepSeek-R1 at FP8 with vLLM's reserve, but MLA's latent
          // cache is whole on every rank, so the KV room holds 16 sequences of 8192 tokens; with 8 GPUs the
          // size grows to the serving target (AMD serves it at 8); with 4 the reason says what is short.
@@ -272,6 +272,24 @@ std::vector<Scenario> torch_serve_scenarios() {
          EXPECT_EQ(r1_4.plan["serve"]["tensor_parallel_size"], 4);
          EXPECT_NE(reason_of(r1_4).find("a server's KV cache should hold 32"), std::string::npos) << reason_of(r1_4);
          EXPECT_NE(reason_of(r1_4).find("more accelerators, an FP8 KV cache or a shorter context"), std::string::npos) << reason_of(r1_4);
+         // The AITER variables the ROCm MoE kernels need also select AITER's MLA attention, which takes 16 or 128
+         // heads per rank: DeepSeek's 128 heads split 8 ways (never 2 or 4), and with 4 GPUs the lever is named.
+         for (const char* hw : {"mi300x", "mi355x"}) {
+           auto ds = plan(hf_analysis("deepseek-r1"), [&](PlanRequest& r) { r.hardware = hw; r.gpus = 8; r.goal = "size"; });
+           ASSERT_TRUE(ds.conflicts.empty()) << hw;
+           EXPECT_EQ(ds.plan["serve"]["env"].value("VLLM_ROCM_USE_AITER", std::string()), "1") << hw;
+           EXPECT_EQ(ds.plan["serve"]["tensor_parallel_size"], 8) << hw;
+           EXPECT_EQ(ds.plan["estimates"]["fit"]["deployment_accelerators"], 8) << hw;  // one count for serving
+           EXPECT_NE(reason_of(ds).find("AITER's MLA attention, which VLLM_ROCM_USE_AITER=1 selects takes 16 or 128 heads per rank"), std::string::npos) << reason_of(ds);
+           EXPECT_NE(reason_of(ds).find("one MLA latent cache on every rank"), std::string::npos) << reason_of(ds);
+         }
+         auto ds4 = plan(hf_analysis("deepseek-r1"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 4; r.goal = "size"; });
+         EXPECT_TRUE(has_risk(ds4, "torch.serve.parallel", "but 4 are available"));
+         bool lever = false;
+         for (const auto& k : ds4.plan["risks"]) lever = lever || k["recovery_hint"].get<std::string>().find("VLLM_ROCM_USE_AITER_MLA=0") != std::string::npos;
+         EXPECT_TRUE(lever) << ds4.plan["risks"];
+         // Its KV room is well over the target at 8: nothing about holding too few.
+         EXPECT_EQ(reason_of(ds4).find("should hold 32"), std::string::npos) << reason_of(ds4);
          // GQA: Llama-3.1-70B at FP8 on H100 needs 2; its 8 KV heads split 4 ways too, so 4 hold the target.
          auto l70 = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "h100"; r.gpus = 8; });
          EXPECT_EQ(l70.plan["estimates"]["fit"]["deployment_accelerators"], 2);
