@@ -255,6 +255,22 @@ std::string architecture_problem(const PlanState& s) {
 }
 
 void serve_architecture(PlanState& s) {
+  // An architecture the runtime has removed: its current release refuses the model, whatever the hardware.
+  if (s.runtime && (*s.runtime).contains("removed_architectures")) {
+    const Json& removed = (*s.runtime)["removed_architectures"];
+    for (const auto& arch : model(s).value("architectures", Json::array())) {
+      if (!arch.is_string() || !removed["last_releases"].contains(arch.get<std::string>())) continue;
+      const std::string a = arch, last = removed["last_releases"][a];
+      std::string err = replace_layer(removed["error"].get<std::string>(), "");
+      if (auto at = err.find("<arch>"); at != std::string::npos) err.replace(at, 6, a);
+      if (auto at = err.find("<version>"); at != std::string::npos) err.replace(at, 9, last);
+      s.conflict("torch.serve.architecture", "serve_runtime",
+                 label(s) + " no longer implements " + a + ": its releases after " + last + " refuse the model ('" + err + "'; " + removed["source"].get<std::string>() + ").",
+                 "serve with " + label(s) + " " + last + ", the last release that implements it (its Quark loader predates this plan's newest schemes: check the scheme loads there), or "
+                 "another runtime that implements " + a + " (--serve RUNTIME)");
+      return;
+    }
+  }
   const std::string problem = architecture_problem(s);
   if (problem.empty()) return;
   // Accelerators of the catalog whose architecture the runtime serves it on.

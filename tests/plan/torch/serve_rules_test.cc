@@ -61,6 +61,16 @@ std::vector<Scenario> torch_serve_scenarios() {
          EXPECT_EQ(w4a8.conflicts[0].rule, "torch.serve.loads");
          EXPECT_NE(w4a8.conflicts[0].message.find("only supported for NVFP4"), std::string::npos) << w4a8.conflicts[0].message;
          EXPECT_EQ(w4a8.conflicts[0].alternative.rfind("fp8 ", 0), 0u) << w4a8.conflicts[0].alternative;
+         // An architecture vLLM has removed (its registry's _PREVIOUSLY_SUPPORTED_MODELS): refused on every accelerator,
+         // with the last release that serves it; SGLang is not held to vLLM's list.
+         for (const char* m : {"llama-3.2-90b-vision-instruct", "qwen-72b", "internlm-20b"}) {
+           auto o = plan(hf_analysis(m), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.trust_remote_code = true; });
+           ASSERT_FALSE(o.conflicts.empty()) << m;
+           EXPECT_EQ(o.conflicts[0].rule, "torch.serve.architecture") << m;
+           EXPECT_NE(o.conflicts[0].message.find("was supported in vLLM until v"), std::string::npos) << o.conflicts[0].message;
+         }
+         auto sg_ml = plan(hf_analysis("llama-3.2-90b-vision-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.choices["serve_runtime"] = "sglang"; });
+         for (const auto& c : sg_ml.conflicts) EXPECT_NE(c.rule, "torch.serve.architecture") << c.message;
          // --insist keeps it as a high risk.
          auto kept = plan(hf_analysis("mixtral-8x7b-v0.1"), [](PlanRequest& r) { r.hardware = "mi300x"; r.insist = true; r.choices["global_scheme"] = "int4_fp8"; });
          EXPECT_TRUE(kept.conflicts.empty());
@@ -216,6 +226,16 @@ std::vector<Scenario> torch_serve_scenarios() {
          EXPECT_NE(sg.conflicts[0].message.find("SGLang serves deepseek_v32's"), std::string::npos) << sg.conflicts[0].message;
          auto v3 = plan(hf_analysis("deepseek-v3"), [](PlanRequest& r) { r.hardware = "a100"; r.gpus = 8; r.goal = "size"; });
          for (const auto& c : v3.conflicts) EXPECT_NE(c.rule, "torch.serve.architecture");
+         // An architecture vLLM has removed (its registry's _PREVIOUSLY_SUPPORTED_MODELS): refused on every accelerator,
+         // with the last release that serves it; SGLang is not held to vLLM's list.
+         for (const char* m : {"llama-3.2-90b-vision-instruct", "qwen-72b", "internlm-20b"}) {
+           auto o = plan(hf_analysis(m), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.trust_remote_code = true; });
+           ASSERT_FALSE(o.conflicts.empty()) << m;
+           EXPECT_EQ(o.conflicts[0].rule, "torch.serve.architecture") << m;
+           EXPECT_NE(o.conflicts[0].message.find("was supported in vLLM until v"), std::string::npos) << o.conflicts[0].message;
+         }
+         auto sg_ml = plan(hf_analysis("llama-3.2-90b-vision-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.choices["serve_runtime"] = "sglang"; });
+         for (const auto& c : sg_ml.conflicts) EXPECT_NE(c.rule, "torch.serve.architecture") << c.message;
          // --insist keeps it as a high risk.
          auto kept = plan(hf_analysis("deepseek-v3.2"), [](PlanRequest& r) { r.hardware = "a100"; r.gpus = 8; r.goal = "size"; r.insist = true; });
          EXPECT_TRUE(has_risk(kept, "torch.serve.architecture", "Kept because the user insisted"));
@@ -359,7 +379,8 @@ Checked every_default_plan_is_one_its_runtime_loads(const std::vector<const char
         const std::string mt = a["model"].value("model_type", std::string());
         for (const auto& c : o.conflicts)
           if (c.rule == "torch.serve.architecture") {
-            EXPECT_TRUE(mt == "deepseek_v32" || mt == "glm_moe_dsa") << where << ": " << c.message;
+            // (or an architecture vLLM has removed: Llama 3.2 Vision, Qwen 1, InternLM 1)
+            EXPECT_TRUE(mt == "deepseek_v32" || mt == "glm_moe_dsa" || mt == "mllama" || mt == "qwen" || mt == "internlm") << where << ": " << c.message;
           } else if (!(is_moe && std::string(hw) == "ryzen-ai")) {
             EXPECT_NE(c.rule.rfind("torch.serve", 0), 0u) << where << ": " << c.message;
           }
