@@ -4,8 +4,10 @@
 #include "intake/hf/config_facts.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <optional>
+#include <vector>
 
 #include "catalog/catalog.h"
 #include "common/error.h"
@@ -81,15 +83,46 @@ void add_pre_quantized_risk(const Json& tc, const hf::Config& cfg, Json& risks) 
   }
 }
 
+namespace {
+// "5.11.0" -> {5, 11, 0}: enough to order transformers versions.
+std::vector<int> version_of(const std::string& v) {
+  std::vector<int> out;
+  for (size_t at = 0; at < v.size() && out.size() < 4;) {
+    size_t end = at;
+    while (end < v.size() && std::isdigit(static_cast<unsigned char>(v[end]))) ++end;
+    if (end == at) break;
+    out.push_back(std::atoi(v.substr(at, end - at).c_str()));
+    at = end < v.size() && v[end] == '.' ? end + 1 : v.size();
+  }
+  return out;
+}
+}  // namespace
+
 std::string transformers_requirement(const Json& tc, const Json* tmpl, const hf::Config& cfg, Json& risks) {
   const std::string& mt = cfg.model_type;
   std::string min_tf = tc["transformers_default_minimum"];
   if (tmpl && (*tmpl)["transformers_min"].is_string()) min_tf = (*tmpl)["transformers_min"];
-  std::string tf_req = ">=" + min_tf + "," + tc["transformers_upper_bound"].get<std::string>();
-  if (tmpl && (*tmpl)["transformers_min"].is_string())
-    risks.push_back(make_risk("torch.intake.transformers_version", "medium",
-                              "Model type '" + mt + "' needs transformers >= " + min_tf + "; Quark's LLM PTQ supports transformers " +
-                                  tc["transformers_upper_bound"].get<std::string>() + ".",
+  // The release of transformers that added the model type, where it is newer than the template says
+  // (a transformers fact, not Quark's: catalog transformers_model_types).
+  std::string since_source;
+  if (const Json types = tc.value("transformers_model_types", Json::object()); types.contains(mt) && types[mt].is_object()) {
+    const std::string since = types[mt].value("min", std::string());
+    if (!since.empty() && version_of(since) > version_of(min_tf)) {
+      min_tf = since;
+      since_source = types[mt].value("source", std::string());
+    }
+  }
+  const std::string upper = tc["transformers_upper_bound"].get<std::string>();
+  std::string tf_req = ">=" + min_tf + "," + upper;
+  // A minimum at or above the release's upper bound: this Quark cannot load the model at all.
+  const bool beyond = upper.rfind("<", 0) == 0 && version_of(min_tf) >= version_of(upper.substr(1));
+  const std::string needs = "Model type '" + mt + "' needs transformers >= " + min_tf + (since_source.empty() ? "" : " (" + since_source + ")") +
+                            "; Quark's LLM PTQ supports transformers " + upper;
+  if (beyond)
+    risks.push_back(make_risk("torch.intake.transformers_version", "high", needs + ": this Quark release cannot load it.",
+                              "Use a Quark release whose supported transformers reach " + min_tf + " (quarkplan plan --quark-version)."));
+  else if ((tmpl && (*tmpl)["transformers_min"].is_string()) || !since_source.empty())
+    risks.push_back(make_risk("torch.intake.transformers_version", "medium", needs + ".",
                               "pip install 'transformers" + tf_req + "' in the Quark environment (ask the router to record it in open_questions)."));
   if (!cfg.transformers_version.empty() && cfg.transformers_version.rfind("5.", 0) == 0) {
     int minor = std::atoi(cfg.transformers_version.c_str() + 2);

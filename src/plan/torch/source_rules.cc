@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "catalog/catalog.h"
 #include "common/units.h"
 #include "plan/rules.h"
 #include "plan/torch/rule_helpers.h"
@@ -119,9 +120,26 @@ std::string newer_transformers(const PlanState& s) {
 }  // namespace detail
 
 void transformers_required(PlanState& s) {
+  const std::string req = model(s).value("transformers_version_required", std::string());
+  // Beyond this Quark release's supported transformers: it cannot load the model at all.
+  if (const size_t comma = req.find(",<"); req.rfind(">=", 0) == 0 && comma != std::string::npos) {
+    const std::string need = req.substr(2, comma - 2), upper = req.substr(comma + 2);
+    if (version_parts(need) >= version_parts(upper)) {
+      std::string other;
+      for (const auto& r : Catalog::release_versions(s.req.catalog_dir)) {
+        const std::string bound = Catalog::load(s.req.catalog_dir, r).torch().value("transformers_upper_bound", std::string());
+        if (r != s.cat.release() && bound.rfind("<", 0) == 0 && version_parts(need) < version_parts(bound.substr(1))) other = r;
+      }
+      s.conflict("torch.transformers.required", "quark_release",
+                 model_type(s) + " needs transformers >= " + need + ", and Quark " + s.cat.release() + " supports transformers <" + upper + ": it cannot load the model.",
+                 other.empty() ? "a Quark release that supports transformers " + need : "--quark-version " + other + " (it supports transformers " +
+                                                                                             Catalog::load(s.req.catalog_dir, other).torch().value("transformers_upper_bound", std::string()) + ")",
+                 /*quark_rejects=*/true);
+      return;
+    }
+  }
   const std::string min = newer_transformers(s);
   if (min.empty()) return;
-  const std::string req = model(s).value("transformers_version_required", std::string());
   bool auto_map = false;
   for (const auto& r : s.analysis.value("risks", Json::array())) auto_map = auto_map || r.value("rule", std::string()) == "torch.intake.auto_map_not_needed";
   const bool served = s.runtime && (s.platform.rfind("rocm", 0) == 0 || s.platform.rfind("cuda", 0) == 0);

@@ -39,6 +39,25 @@ std::vector<Scenario> torch_source_scenarios() {
          for (const auto& k : q35.plan["risks"])
            q35_named = q35_named || (k["rule"] == "torch.transformers.required" && k["recovery_hint"].get<std::string>().find("--trust-remote-code") == std::string::npos);
          EXPECT_TRUE(q35_named) << q35.plan["risks"];
+         // Model types transformers added after the template's minimum (catalog transformers_model_types): GLM-5 (5.2),
+         // DeepSeek-V3.2 (5.11), which Quark 0.12.post1 (transformers < 5.3) cannot load at all: a conflict --insist cannot keep.
+         auto glm = plan(hf_analysis("glm-5"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.choices["global_scheme"] = "fp8"; });
+         bool glm_named = false;
+         for (const auto& k : glm.plan["risks"])
+           glm_named = glm_named || (k["rule"] == "torch.transformers.required" && k["message"].get<std::string>().find("glm_moe_dsa needs transformers >= 5.2.0") != std::string::npos);
+         EXPECT_TRUE(glm_named) << glm.plan["risks"];
+         auto d32 = plan(hf_analysis("deepseek-v3.2", "0.12.post1"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.gpus = 8;
+           r.goal = "size";
+           r.quark_release = "0.12.post1";
+           r.insist = true;
+         });
+         ASSERT_FALSE(d32.conflicts.empty());
+         EXPECT_EQ(d32.conflicts[0].rule, "torch.transformers.required");
+         EXPECT_NE(d32.conflicts[0].message.find("deepseek_v32 needs transformers >= 5.11.0, and Quark 0.12.post1 supports transformers <5.3"), std::string::npos)
+             << d32.conflicts[0].message;
+         EXPECT_EQ(d32.conflicts[0].alternative.rfind("--quark-version 0.13", 0), 0u) << d32.conflicts[0].alternative;
        }},
       {"torch.analysis.complete", [] {
          Json a = with(hf_analysis("qwen3-8b"), "analysis_status", "partial");
