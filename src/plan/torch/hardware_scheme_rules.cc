@@ -495,7 +495,7 @@ void choose_scheme(PlanState& s) {
     if (goal_pref.contains("moe") && model(s).value("is_moe", false) && s.runtime && servable(s, chosen) != "loads" && !s.choice("layer_quant_config")) {
       const Json& moe = goal_pref["moe"];
       auto loads = [&](const std::string& kind, const std::string& sch) {
-        return support_of(s, sch) == "native" && exportable(s, sch) && runtime_load(*s.runtime, s.platform, kind, sch).level == "loads";
+        return support_of(s, sch) == "native" && exportable(s, sch) && runtime_load(*s.runtime, s.platform, kind, sch, model_type(s)).level == "loads";
       };
       std::string global;
       for (const auto& g : moe["schemes"])

@@ -42,7 +42,10 @@ struct RuntimeLoad {
   std::string level;
   const Json* entry = nullptr;
 };
-RuntimeLoad runtime_load(const Json& runtime, const std::string& platform, const std::string& kind, const std::string& scheme);
+// Entries limited to some model types ("model_types": experts vLLM's kernels cannot take, such as
+// Nemotron-H's ungated relu2 experts under W4A8) apply only when `model_type` is one of them.
+RuntimeLoad runtime_load(const Json& runtime, const std::string& platform, const std::string& kind, const std::string& scheme,
+                         const std::string& model_type = "");
 bool runtime_on_platform(const Json& runtime, const std::string& platform);
 // The plan's runtime's worst level for `scheme` over the layer kinds the model has ("loads" when
 // no runtime is resolved): what a default must keep at "loads" (or "recent" when nothing loads).

@@ -39,9 +39,10 @@ int level_rank(const std::string& level) {
 }
 }  // namespace
 
-RuntimeLoad runtime_load(const Json& runtime, const std::string& platform, const std::string& kind, const std::string& scheme) {
+RuntimeLoad runtime_load(const Json& runtime, const std::string& platform, const std::string& kind, const std::string& scheme, const std::string& model_type) {
   const Json& entries = runtime["loads"][kind];
   for (const auto& e : entries) {
+    if (e.contains("model_types") && !std::count(e["model_types"].begin(), e["model_types"].end(), model_type)) continue;
     bool named = false;
     for (const auto& x : e["schemes"]) named = named || x == scheme || x == "*";
     if (named && on_platform(e, platform)) return {e["level"].get<std::string>(), &e};
@@ -55,7 +56,7 @@ std::string servable(const PlanState& s, const std::string& scheme) {
   if (!s.runtime) return "loads";
   std::string worst = "loads";
   auto weigh = [&](const std::string& kind) {
-    std::string l = runtime_load(*s.runtime, s.platform, kind, scheme).level;
+    std::string l = runtime_load(*s.runtime, s.platform, kind, scheme, model_type(s)).level;
     if (level_rank(l) > level_rank(worst)) worst = l;
   };
   weigh("dense");
@@ -147,8 +148,8 @@ std::vector<std::string> runtimes_loading(const PlanState& s, const std::string&
   for (const char* want : {"loads", "recent"})
     for (const auto& r : s.cat.runtimes()["runtimes"]) {
       if (&r == s.runtime || !runtime_on_platform(r, s.platform) || !std::count(r["exports"].begin(), r["exports"].end(), export_key(s))) continue;
-      std::string worst = runtime_load(r, s.platform, "dense", scheme).level;
-      if (model(s).value("is_moe", false) && worst == "loads") worst = runtime_load(r, s.platform, "experts", scheme).level;
+      std::string worst = runtime_load(r, s.platform, "dense", scheme, model_type(s)).level;
+      if (model(s).value("is_moe", false) && worst == "loads") worst = runtime_load(r, s.platform, "experts", scheme, model_type(s)).level;
       else if (model(s).value("is_moe", false) && runtime_load(r, s.platform, "experts", scheme).level != "loads" && runtime_load(r, s.platform, "experts", scheme).level != "recent") worst = "refused";
       if (worst == want) out.push_back(r["name"].get<std::string>() + (worst == "recent" ? " (its newest code)" : ""));
     }
@@ -301,7 +302,7 @@ void serve_loads(PlanState& s) {
   for (const auto& [kind, schemes] : used)
     for (const auto& [scheme_name, n] : schemes) {
       const std::string sch = scheme_name;  // a named copy: clang's C++20 lets no lambda capture a structured binding
-      RuntimeLoad l = runtime_load(*s.runtime, s.platform, kind, sch);
+      RuntimeLoad l = runtime_load(*s.runtime, s.platform, kind, sch, model_type(s));
       const std::string src = l.entry ? (*l.entry)["source"].get<std::string>() : "catalog/runtimes.json lists no such scheme for " + kind_text(kind);
       const std::string decision = sch == global ? "global_scheme" : "layer_quant_config";
       const std::string what = sch + " for " + std::to_string(n) + " " + kind_text(kind) + (sch == global ? "" : " (a layer_quant_config override)");

@@ -71,6 +71,19 @@ std::vector<Scenario> torch_serve_scenarios() {
          }
          auto sg_ml = plan(hf_analysis("llama-3.2-90b-vision-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.choices["serve_runtime"] = "sglang"; });
          for (const auto& c : sg_ml.conflicts) EXPECT_NE(c.rule, "torch.serve.architecture") << c.message;
+         // Nemotron-H's experts are ungated (relu2, up_proj and down_proj): vLLM's W4A8 MoE kernel allocates gated
+         // experts, so the size goal keeps its INT4 experts there instead of W4A8, and W4A8 asked for is refused.
+         auto nh = plan(hf_analysis("nemotron-3-nano-30b-a3b-bf16"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.goal = "size"; });
+         EXPECT_TRUE(nh.plan["layer_quant_config"].empty()) << nh.plan["layer_quant_config"];
+         auto nh48 = plan(hf_analysis("nemotron-3-nano-30b-a3b-bf16"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.gpus = 8;
+           r.choices["global_scheme"] = "ptpc_fp8";
+           r.choices["layer_quant_config"] = Json({{"*.experts.*", "int4_fp8"}});
+         });
+         bool refused = false;
+         for (const auto& c : nh48.conflicts) refused = refused || (c.rule == "torch.serve.loads" && c.message.find("relu2 experts") != std::string::npos);
+         EXPECT_TRUE(refused);
          // --insist keeps it as a high risk.
          auto kept = plan(hf_analysis("mixtral-8x7b-v0.1"), [](PlanRequest& r) { r.hardware = "mi300x"; r.insist = true; r.choices["global_scheme"] = "int4_fp8"; });
          EXPECT_TRUE(kept.conflicts.empty());
@@ -236,6 +249,19 @@ std::vector<Scenario> torch_serve_scenarios() {
          }
          auto sg_ml = plan(hf_analysis("llama-3.2-90b-vision-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.choices["serve_runtime"] = "sglang"; });
          for (const auto& c : sg_ml.conflicts) EXPECT_NE(c.rule, "torch.serve.architecture") << c.message;
+         // Nemotron-H's experts are ungated (relu2, up_proj and down_proj): vLLM's W4A8 MoE kernel allocates gated
+         // experts, so the size goal keeps its INT4 experts there instead of W4A8, and W4A8 asked for is refused.
+         auto nh = plan(hf_analysis("nemotron-3-nano-30b-a3b-bf16"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.goal = "size"; });
+         EXPECT_TRUE(nh.plan["layer_quant_config"].empty()) << nh.plan["layer_quant_config"];
+         auto nh48 = plan(hf_analysis("nemotron-3-nano-30b-a3b-bf16"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.gpus = 8;
+           r.choices["global_scheme"] = "ptpc_fp8";
+           r.choices["layer_quant_config"] = Json({{"*.experts.*", "int4_fp8"}});
+         });
+         bool refused = false;
+         for (const auto& c : nh48.conflicts) refused = refused || (c.rule == "torch.serve.loads" && c.message.find("relu2 experts") != std::string::npos);
+         EXPECT_TRUE(refused);
          // --insist keeps it as a high risk.
          auto kept = plan(hf_analysis("deepseek-v3.2"), [](PlanRequest& r) { r.hardware = "a100"; r.gpus = 8; r.goal = "size"; r.insist = true; });
          EXPECT_TRUE(has_risk(kept, "torch.serve.architecture", "Kept because the user insisted"));
