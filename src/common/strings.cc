@@ -61,4 +61,16 @@ std::string lower(std::string s) {
   return s;
 }
 
+std::vector<int> version_numbers(const std::string& v) {
+  std::vector<int> out;
+  for (size_t at = 0; at < v.size() && out.size() < 4;) {
+    size_t end = at;
+    while (end < v.size() && end - at < 9 && v[end] >= '0' && v[end] <= '9') ++end;
+    if (end == at) break;
+    out.push_back(std::stoi(v.substr(at, end - at)));
+    at = end < v.size() && v[end] == '.' ? end + 1 : v.size();
+  }
+  return out;
+}
+
 }  // namespace quarkplan

@@ -13,5 +13,8 @@ std::vector<std::string> closest(const std::string& word, const std::vector<std:
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 std::string join(const std::vector<std::string>& v, const std::string& sep = ", ");
 std::string lower(std::string s);
+// "5.11.0" -> {5, 11, 0} (at most four numbers, up to the first part that is not one): enough to
+// order package versions such as transformers'.
+std::vector<int> version_numbers(const std::string& v);
 
 }  // namespace quarkplan

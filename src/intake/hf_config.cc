@@ -134,6 +134,10 @@ Config parse_config(const std::string& text, const std::string& file) {
   c.num_attention_heads = num({"num_attention_heads", "n_head", "n_heads", "num_heads"});
   c.num_key_value_heads = num({"num_key_value_heads", "multi_query_group_num", "num_kv_heads", "n_head_kv"});
   if (!c.num_key_value_heads && t.contains("multi_query") && t["multi_query"] == true) c.num_key_value_heads = 1;
+  // DBRX keeps its KV heads in attn_config (kv_n_heads), as vLLM's DbrxAttention reads them.
+  if (!c.num_key_value_heads)
+    if (auto ac = t.find("attn_config"); ac != t.end() && ac->is_object())
+      if (auto kv = ac->find("kv_n_heads"); kv != ac->end() && kv->is_number_integer() && kv->get<int64_t>() > 0) c.num_key_value_heads = kv->get<int64_t>();
   c.head_dim = num({"head_dim", "kv_channels"});
   positive(c.head_dim, "head_dim", "the size of one attention head");
   c.vocab_size = num({"vocab_size", "padded_vocab_size"});

@@ -87,7 +87,7 @@ ParallelChoice choose_parallel(const ServeMemory& m, Valid valid, int64_t batch,
       c.tp = t;
       break;
     }
-  c.pp = 2;
+  c.pp = 1;
   while (c.pp < 4096 && m.sequences_held(c.tp, c.pp) < need) ++c.pp;
   return c;
 }

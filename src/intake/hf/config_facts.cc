@@ -12,6 +12,7 @@
 #include "catalog/catalog.h"
 #include "common/error.h"
 #include "common/files.h"
+#include "common/strings.h"
 
 namespace fs = std::filesystem;
 
@@ -83,20 +84,6 @@ void add_pre_quantized_risk(const Json& tc, const hf::Config& cfg, Json& risks) 
   }
 }
 
-namespace {
-// "5.11.0" -> {5, 11, 0}: enough to order transformers versions.
-std::vector<int> version_of(const std::string& v) {
-  std::vector<int> out;
-  for (size_t at = 0; at < v.size() && out.size() < 4;) {
-    size_t end = at;
-    while (end < v.size() && std::isdigit(static_cast<unsigned char>(v[end]))) ++end;
-    if (end == at) break;
-    out.push_back(std::atoi(v.substr(at, end - at).c_str()));
-    at = end < v.size() && v[end] == '.' ? end + 1 : v.size();
-  }
-  return out;
-}
-}  // namespace
 
 std::string transformers_requirement(const Json& tc, const Json* tmpl, const hf::Config& cfg, Json& risks) {
   const std::string& mt = cfg.model_type;
@@ -107,7 +94,7 @@ std::string transformers_requirement(const Json& tc, const Json* tmpl, const hf:
   std::string since_source;
   if (const Json types = tc.value("transformers_model_types", Json::object()); types.contains(mt) && types[mt].is_object()) {
     const std::string since = types[mt].value("min", std::string());
-    if (!since.empty() && version_of(since) > version_of(min_tf)) {
+    if (!since.empty() && version_numbers(since) > version_numbers(min_tf)) {
       min_tf = since;
       since_source = types[mt].value("source", std::string());
     }
@@ -115,7 +102,7 @@ std::string transformers_requirement(const Json& tc, const Json* tmpl, const hf:
   const std::string upper = tc["transformers_upper_bound"].get<std::string>();
   std::string tf_req = ">=" + min_tf + "," + upper;
   // A minimum at or above the release's upper bound: this Quark cannot load the model at all.
-  const bool beyond = upper.rfind("<", 0) == 0 && version_of(min_tf) >= version_of(upper.substr(1));
+  const bool beyond = upper.rfind("<", 0) == 0 && version_numbers(min_tf) >= version_numbers(upper.substr(1));
   const std::string needs = "Model type '" + mt + "' needs transformers >= " + min_tf + (since_source.empty() ? "" : " (" + since_source + ")") +
                             "; Quark's LLM PTQ supports transformers " + upper;
   if (beyond)

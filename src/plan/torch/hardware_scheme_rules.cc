@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <regex>
+#include <set>
 
 #include "common/strings.h"
 #include "common/units.h"
@@ -251,10 +252,6 @@ std::string decap(std::string t) {
   return t;
 }
 std::string value_text(const Json& v) { return v.is_null() ? "none" : v.is_string() ? v.get<std::string>() : v.dump(); }
-std::string lower(std::string t) {
-  for (auto& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return t;
-}
 // The models AMD published a recipe's checkpoints from: each published id without "amd/" and the
 // trailing words that name the quantization (catalog amd_recipe_name_tokens: FP8, KV, MXFP4, ...).
 std::vector<std::string> card_models(const PlanState& s, const Json& recipe) {
@@ -488,6 +485,41 @@ void choose_scheme(PlanState& s) {
         if (!native.empty() && native != chosen) lqc[pat] = native;
       }
       if (!lqc.empty()) s.plan["guide_layer_quant_config"] = lqc;
+    }
+    // A group-quantized default whose groups some Linear's input features do not hold whole (Nemotron-H's
+    // 1856, gemma-4's 704 with groups of 128): the largest group of the same family that divides them all,
+    // where the hardware and the runtime take it (loaders raise on a partial group).
+    if (const Json* sc = s.cat.torch_scheme(chosen); sc && (*sc)["group_size"].is_number_integer()) {
+      std::set<uint64_t> ins;
+      for (size_t i = 0; i < s.modules().size() && i < s.module_shapes.size(); ++i)
+        if (i >= s.module_roles.size() || (s.module_roles[i] != "lm_head" && s.module_roles[i] != "router" && s.module_roles[i] != "vision" &&
+                                           s.module_roles[i] != "audio" && s.module_roles[i] != "projector"))
+          ins.insert(s.module_shapes[i].second);  // (towers and routers stay in 16-bit)
+      auto divides = [&](int64_t group) {
+        for (uint64_t in : ins)
+          if (in > 0 && in % static_cast<uint64_t>(group) != 0) return false;
+        return true;
+      };
+      const int64_t group = (*sc)["group_size"].get<int64_t>();
+      if (!divides(group)) {
+        std::string best;
+        int64_t best_group = 0;
+        for (const auto& x : s.cat.torch()["schemes"])
+          if (x["family"] == (*sc)["family"] && x["group_size"].is_number_integer() && x["group_size"].get<int64_t>() > best_group &&
+              divides(x["group_size"].get<int64_t>()) && support_of(s, x["name"]) == "native" && exportable(s, x["name"]) && servable(s, x["name"]) != "refused" &&
+              servable(s, x["name"]) != "emulated") {
+            best = x["name"];
+            best_group = x["group_size"].get<int64_t>();
+          }
+        if (!best.empty()) {
+          uint64_t odd = 0;
+          for (uint64_t in : ins)
+            if (in > 0 && in % static_cast<uint64_t>(group) != 0) odd = in;
+          why = describe(s, best) + ": " + chosen + "'s groups of " + std::to_string(group) + " do not divide the " + std::to_string(odd) +
+                " input features of some of this model's Linear layers, which the runtime's loaders need whole; groups of " + std::to_string(best_group) + " do";
+          chosen = best;
+        }
+      }
     }
     // A MoE model whose goal scheme the runtime's released loaders do not take: the goal's MoE
     // composition (AMD's W4A8: FP8 layers, INT4-weight FP8-activation experts) where each part runs

@@ -91,6 +91,8 @@ std::string attention_kernel_problem(const PlanState& s, const Json& env, int64_
   const HeadCounts heads = head_counts(s);
   for (const auto& c : serve.value("attention_constraints", Json::array())) {
     if (c["kv_kind"] != kind || !env.is_object() || env.value(c["env"].get<std::string>(), std::string()) != "1") continue;
+    // (DeepSeek Sparse Attention runs another AITER backend, without this head rule)
+    if (const Json except = c.value("except_model_types", Json::array()); std::count(except.begin(), except.end(), model_type(s))) continue;
     if (c.contains("off_env") && env.value(c["off_env"].get<std::string>(), std::string()) == "0") continue;
     if (heads.heads <= 0 || heads.heads % tp != 0) continue;  // the heads split problem says it
     const int64_t per_rank = heads.heads / tp;
@@ -260,6 +262,12 @@ void serve_architecture(PlanState& s) {
   if (s.runtime && (*s.runtime).contains("removed_architectures")) {
     const Json& removed = (*s.runtime)["removed_architectures"];
     for (const auto& arch : model(s).value("architectures", Json::array())) {
+      if (arch.is_string() && removed.value("never", Json::object()).contains(arch.get<std::string>())) {
+        s.conflict("torch.serve.architecture", "serve_runtime",
+                   label(s) + " has no implementation of " + arch.get<std::string>() + ": " + removed["never"][arch.get<std::string>()].get<std::string>() + ".",
+                   "another runtime that implements " + arch.get<std::string>() + " (--serve RUNTIME)");
+        return;
+      }
       if (!arch.is_string() || !removed["last_releases"].contains(arch.get<std::string>())) continue;
       const std::string a = arch, last = removed["last_releases"][a];
       std::string err = replace_layer(removed["error"].get<std::string>(), "");
@@ -512,21 +520,27 @@ void serve_parallel(PlanState& s) {
           }() + " input features in groups") + ")";
   if (s.accelerator_count > 0 && tp * pp > s.accelerator_count) {
     // Where an attention kernel's head constraint is what forces the size, turning it off is a lever.
+    // The levers that help: memory ones only where memory is short at the count given; the kernel one only
+    // where the kernel's head rule is all that stands in the way (the heads split, the weights fit).
+    const int64_t have = s.accelerator_count;
+    const bool memory_short = sm.sequences_held(have, 1) < batch;
     std::string kernel_lever;
     for (const auto& c : (*s.runtime)["serve"].value("attention_constraints", Json::array()))
-      if (c.contains("off_env") && !attention_kernel_problem(s, serve_env, s.accelerator_count).empty() && heads_split_problem(heads, s.accelerator_count).empty())
-        kernel_lever = "; or " + c["off_env"].get<std::string>() + "=0 (" + label(s) + "'s other MLA kernels take any split) to serve on " +
-                       std::to_string(s.accelerator_count);
+      if (c.contains("off_env") && !memory_short && !attention_kernel_problem(s, serve_env, have).empty() && heads_split_problem(heads, have).empty())
+        kernel_lever = c["off_env"].get<std::string>() + "=0 (" + label(s) + "'s other MLA kernels take any split) serves it on " + std::to_string(have);
+    std::string hint = memory_short ? "Plan a smaller scheme, an FP8 KV cache or a shorter context (--context), or serve on more accelerators"
+                                    : "Serve on more accelerators (" + std::to_string(have) + " hold it, but " + label(s) + " cannot split it " + std::to_string(have) + " ways)";
+    if (!kernel_lever.empty()) hint += "; or " + kernel_lever;
     s.risk("torch.serve.parallel", "high",
            "Serving with " + label(s) + " needs " + std::to_string(tp * pp) + " x " + hw_name(s) + " (tensor parallel " + std::to_string(tp) +
-               (pp > 1 ? " x pipeline " + std::to_string(pp) : "") + "), but " + std::to_string(s.accelerator_count) +
-               (s.accelerator_count == 1 ? " is" : " are") + " available (" + s.accelerator_count_source + ").",
-           "Plan a smaller scheme, an FP8 KV cache or a shorter context (--context), or serve on more accelerators" + kernel_lever + ".");
+               (pp > 1 ? " x pipeline " + std::to_string(pp) : "") + "), but " + std::to_string(have) + (have == 1 ? " is" : " are") + " available (" +
+               s.accelerator_count_source + ").",
+           hint + ".");
   }
   // One count for serving: the fit's own (memory only, any count) gives way to the layout the runtime can split into.
   if (!s.plan.contains("estimates") || !s.plan["estimates"].is_object() || !s.plan["estimates"].contains("fit")) {
-  } else if (Json& est_fit = s.plan["estimates"]["fit"]; est_fit.is_object() && !s.choice("serve.tensor_parallel_size")) {
-    const int64_t layout = pc.fewest > 0 ? pc.fewest : tp * pp;
+  } else if (Json& est_fit = s.plan["estimates"]["fit"]; est_fit.is_object()) {
+    const int64_t layout = tp * pp;  // the serve command's count
     if (layout != est_fit.value("deployment_accelerators", int64_t{0})) {
       est_fit["deployment_accelerators"] = layout;
       const int64_t have = est_fit["accelerators_available"].is_number_integer() ? est_fit["accelerators_available"].get<int64_t>() : 0;
@@ -545,7 +559,7 @@ void serve_parallel(PlanState& s) {
           if (said_here) continue;
           if (msg.rfind(old_head, 0) == 0)
             r["message"] = "Serving needs " + std::to_string(layout) + " x " + msg.substr(old_head.size()) + " (" + std::to_string(layout) +
-                           ": the fewest " + label(s) + " can split the model into)";
+                           ": the serve command's size, see serve.tensor_parallel_size)";
         }
         kept.push_back(r);
       }

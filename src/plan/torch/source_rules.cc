@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "plan/rules.h"
 #include "plan/torch/rule_helpers.h"
@@ -88,20 +89,6 @@ void remote_code(PlanState& s) {
   }
 }
 
-namespace {
-// "5.0.0" -> {5, 0, 0}: enough to order transformers versions.
-std::vector<int> version_parts(const std::string& v) {
-  std::vector<int> out;
-  for (size_t at = 0; at < v.size() && out.size() < 4;) {
-    size_t end = at;
-    while (end < v.size() && std::isdigit(static_cast<unsigned char>(v[end]))) ++end;
-    if (end == at) break;
-    out.push_back(std::atoi(v.substr(at, end - at).c_str()));
-    at = end < v.size() && v[end] == '.' ? end + 1 : v.size();
-  }
-  return out;
-}
-}  // namespace
 
 // A model type newer transformers implement: Quark's environment and the serving runtime's both
 // need that transformers (older ones do not know the model type), and a config with an auto_map
@@ -114,7 +101,7 @@ std::string newer_transformers(const PlanState& s) {
   const std::string usual = s.cat.torch().value("transformers_default_minimum", std::string("0"));
   // Minor steps within a major release are in every environment built this year; a new major
   // (transformers 5) is not, in Quark's or in a serving image's.
-  const std::vector<int> need = version_parts(min), have = version_parts(usual);
+  const std::vector<int> need = version_numbers(min), have = version_numbers(usual);
   return need.empty() || have.empty() || need[0] <= have[0] ? "" : min;
 }
 }  // namespace detail
@@ -124,11 +111,11 @@ void transformers_required(PlanState& s) {
   // Beyond this Quark release's supported transformers: it cannot load the model at all.
   if (const size_t comma = req.find(",<"); req.rfind(">=", 0) == 0 && comma != std::string::npos) {
     const std::string need = req.substr(2, comma - 2), upper = req.substr(comma + 2);
-    if (version_parts(need) >= version_parts(upper)) {
+    if (version_numbers(need) >= version_numbers(upper)) {
       std::string other;
       for (const auto& r : Catalog::release_versions(s.req.catalog_dir)) {
         const std::string bound = Catalog::load(s.req.catalog_dir, r).torch().value("transformers_upper_bound", std::string());
-        if (r != s.cat.release() && bound.rfind("<", 0) == 0 && version_parts(need) < version_parts(bound.substr(1))) other = r;
+        if (r != s.cat.release() && bound.rfind("<", 0) == 0 && version_numbers(need) < version_numbers(bound.substr(1))) other = r;
       }
       s.conflict("torch.transformers.required", "quark_release",
                  model_type(s) + " needs transformers >= " + need + ", and Quark " + s.cat.release() + " supports transformers <" + upper + ": it cannot load the model.",

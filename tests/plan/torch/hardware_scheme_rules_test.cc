@@ -132,6 +132,14 @@ std::vector<Scenario> torch_hardware_scheme_scenarios() {
          EXPECT_EQ(bad.status, PlanStatus::kInvalid);
        }},
       {"torch.scheme.choose", [] {
+         // A group-quantized default whose groups do not divide some Linear's input features takes the largest
+         // group of its family that does (Nemotron-H's 1856 and gemma-4's 704 with groups of 128: 64).
+         for (const auto& [model_name, hw_name] : std::vector<std::pair<std::string, std::string>>{{"nemotron-3-nano-30b-a3b-bf16", "mi300x"}, {"gemma-4-26b-a4b", "h100"}}) {
+           const std::string m = model_name, hw = hw_name;  // named copies: clang's C++20 lets no lambda capture a structured binding
+           auto g = plan(hf_analysis(m), [&](PlanRequest& r) { r.hardware = hw; r.gpus = 8; r.goal = "size"; });
+           EXPECT_EQ(g.plan["global_scheme"], "int4_wo_64") << m;
+           EXPECT_NE(g.plan["reasons"]["global_scheme"].get<std::string>().find("groups of 128 do not divide"), std::string::npos) << g.plan["reasons"]["global_scheme"];
+         }
          auto o = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "fp8"; });
          EXPECT_EQ(o.plan["global_scheme"], "fp8");
          auto bad = plan(hf_analysis("qwen3-8b"), [](PlanRequest& r) { r.hardware = "h100"; r.choices["global_scheme"] = "int4_wo_256"; });

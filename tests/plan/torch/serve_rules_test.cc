@@ -61,16 +61,6 @@ std::vector<Scenario> torch_serve_scenarios() {
          EXPECT_EQ(w4a8.conflicts[0].rule, "torch.serve.loads");
          EXPECT_NE(w4a8.conflicts[0].message.find("only supported for NVFP4"), std::string::npos) << w4a8.conflicts[0].message;
          EXPECT_EQ(w4a8.conflicts[0].alternative.rfind("fp8 ", 0), 0u) << w4a8.conflicts[0].alternative;
-         // An architecture vLLM has removed (its registry's _PREVIOUSLY_SUPPORTED_MODELS): refused on every accelerator,
-         // with the last release that serves it; SGLang is not held to vLLM's list.
-         for (const char* m : {"llama-3.2-90b-vision-instruct", "qwen-72b", "internlm-20b"}) {
-           auto o = plan(hf_analysis(m), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.trust_remote_code = true; });
-           ASSERT_FALSE(o.conflicts.empty()) << m;
-           EXPECT_EQ(o.conflicts[0].rule, "torch.serve.architecture") << m;
-           EXPECT_NE(o.conflicts[0].message.find("was supported in vLLM until v"), std::string::npos) << o.conflicts[0].message;
-         }
-         auto sg_ml = plan(hf_analysis("llama-3.2-90b-vision-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.choices["serve_runtime"] = "sglang"; });
-         for (const auto& c : sg_ml.conflicts) EXPECT_NE(c.rule, "torch.serve.architecture") << c.message;
          // Nemotron-H's experts are ungated (relu2, up_proj and down_proj): vLLM's W4A8 MoE kernel allocates gated
          // experts, so the size goal keeps its INT4 experts there instead of W4A8, and W4A8 asked for is refused.
          auto nh = plan(hf_analysis("nemotron-3-nano-30b-a3b-bf16"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.goal = "size"; });
@@ -249,19 +239,13 @@ std::vector<Scenario> torch_serve_scenarios() {
          }
          auto sg_ml = plan(hf_analysis("llama-3.2-90b-vision-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.choices["serve_runtime"] = "sglang"; });
          for (const auto& c : sg_ml.conflicts) EXPECT_NE(c.rule, "torch.serve.architecture") << c.message;
-         // Nemotron-H's experts are ungated (relu2, up_proj and down_proj): vLLM's W4A8 MoE kernel allocates gated
-         // experts, so the size goal keeps its INT4 experts there instead of W4A8, and W4A8 asked for is refused.
-         auto nh = plan(hf_analysis("nemotron-3-nano-30b-a3b-bf16"), [](PlanRequest& r) { r.hardware = "mi300x"; r.gpus = 8; r.goal = "size"; });
-         EXPECT_TRUE(nh.plan["layer_quant_config"].empty()) << nh.plan["layer_quant_config"];
-         auto nh48 = plan(hf_analysis("nemotron-3-nano-30b-a3b-bf16"), [](PlanRequest& r) {
-           r.hardware = "mi300x";
-           r.gpus = 8;
-           r.choices["global_scheme"] = "ptpc_fp8";
-           r.choices["layer_quant_config"] = Json({{"*.experts.*", "int4_fp8"}});
-         });
-         bool refused = false;
-         for (const auto& c : nh48.conflicts) refused = refused || (c.rule == "torch.serve.loads" && c.message.find("relu2 experts") != std::string::npos);
-         EXPECT_TRUE(refused);
+         // Architectures a runtime never implemented: phi-2's legacy MixFormer under vLLM, InternLM 1 under SGLang.
+         auto mix = plan(hf_analysis("phi-2-mixformer-legacy"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+         ASSERT_FALSE(mix.conflicts.empty());
+         EXPECT_NE(mix.conflicts[0].message.find("vLLM has no implementation of MixFormerSequentialForCausalLM"), std::string::npos) << mix.conflicts[0].message;
+         auto il = plan(hf_analysis("internlm-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.trust_remote_code = true; r.choices["serve_runtime"] = "sglang"; });
+         ASSERT_FALSE(il.conflicts.empty());
+         EXPECT_NE(il.conflicts[0].message.find("SGLang has no implementation of InternLMForCausalLM"), std::string::npos) << il.conflicts[0].message;
          // --insist keeps it as a high risk.
          auto kept = plan(hf_analysis("deepseek-v3.2"), [](PlanRequest& r) { r.hardware = "a100"; r.gpus = 8; r.goal = "size"; r.insist = true; });
          EXPECT_TRUE(has_risk(kept, "torch.serve.architecture", "Kept because the user insisted"));
@@ -334,6 +318,18 @@ std::vector<Scenario> torch_serve_scenarios() {
          bool lever = false;
          for (const auto& k : ds4.plan["risks"]) lever = lever || k["recovery_hint"].get<std::string>().find("VLLM_ROCM_USE_AITER_MLA=0") != std::string::npos;
          EXPECT_TRUE(lever) << ds4.plan["risks"];
+         // DeepSeek Sparse Attention runs another AITER backend, without the 16-or-128 rule.
+         auto v32 = plan(hf_analysis("deepseek-v3.2"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 8; r.goal = "size"; });
+         EXPECT_EQ(reason_of(v32).find("16 or 128 heads per rank"), std::string::npos) << reason_of(v32);
+         // DBRX's KV heads sit in attn_config (kv_n_heads 8): 3 is no size vLLM splits it into.
+         auto dbrx = plan(hf_analysis("dbrx-base"), [](PlanRequest& r) { r.hardware = "h100"; r.gpus = 8; });
+         EXPECT_EQ(8 % dbrx.plan["serve"]["tensor_parallel_size"].get<int64_t>(), 0) << dbrx.plan["serve"];
+         // One count: the fit's serving count is the serve command's, also where the KV cache grew it.
+         auto grown = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "h100"; r.gpus = 8; });
+         EXPECT_EQ(grown.plan["estimates"]["fit"]["deployment_accelerators"], grown.plan["serve"]["tensor_parallel_size"]);
+         // The kernel lever only where the weights fit the GPUs given: Kimi-K2 on 2 x MI355X is short of memory.
+         auto kimi2 = plan(hf_analysis("kimi-k2-instruct"), [](PlanRequest& r) { r.hardware = "mi355x"; r.gpus = 2; r.goal = "size"; r.trust_remote_code = true; });
+         for (const auto& k : kimi2.plan["risks"]) EXPECT_EQ(k["recovery_hint"].get<std::string>().find("VLLM_ROCM_USE_AITER_MLA=0"), std::string::npos) << k;
          // Its KV room is well over the target at 8: nothing about holding too few.
          EXPECT_EQ(reason_of(ds4).find("should hold 32"), std::string::npos) << reason_of(ds4);
          // GQA: Llama-3.1-70B at FP8 on H100 needs 2; its 8 KV heads split 4 ways too, so 4 hold the target.
