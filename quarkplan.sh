@@ -17,11 +17,17 @@ export QUARKPLAN_MODEL_CACHE="${QUARKPLAN_MODEL_CACHE:-$HOME/.cache/quarkplan/mo
 phase_start=$SECONDS
 phase() { echo "phase $1: $((SECONDS - phase_start)) s" >&2; phase_start=$SECONDS; }
 
-# build/: g++, RelWithDebInfo (-O2 -g1). $1 = tests ON/OFF, $2 = benchmarks ON/OFF;
-# flipping them reconfigures but recompiles nothing.
+# build/: g++, RelWithDebInfo (-O2 -g1). $1 = tests ON/OFF, $2 = benchmarks ON/OFF. An option
+# already ON in build/ stays ON (the demo and build commands name their targets, so it costs
+# nothing): turning tests off would leave a developer's ctest running a stale test binary.
 configure_build() {
+  local tests="$1" bench="$2"
+  if [ -f build/CMakeCache.txt ]; then
+    grep -q '^QUARKPLAN_TESTS:BOOL=ON' build/CMakeCache.txt && tests=ON
+    grep -q '^QUARKPLAN_BENCH:BOOL=ON' build/CMakeCache.txt && bench=ON
+  fi
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DQUARKPLAN_TESTS="$1" -DQUARKPLAN_BENCH="$2" >/dev/null
+    -DQUARKPLAN_TESTS="$tests" -DQUARKPLAN_BENCH="$bench" >/dev/null
 }
 
 
