@@ -326,7 +326,9 @@ void serve_loads(PlanState& s) {
                   ", and no other runtime quarkplan knows there loads " + sch + " (catalog/runtimes.json); serve with another runtime (omit --serve)";
         s.conflict("torch.serve.loads", decision,
                    label(s) + " cannot load " + what + " on " + (hw_name(s).empty() ? "this platform" : hw_name(s)) + ": " +
-                       (err.empty() ? "its loader names no such scheme" : "its loader raises '" + err + "'") + " (" + src + ").",
+                       (err.empty() ? "its loader names no such scheme"
+                                   : l.entry && l.entry->value("paraphrase", false) ? "its kernels cannot take it: " + err
+                                                                                     : "its loader raises '" + err + "'") + " (" + src + ").",
                    offer);
       } else if (l.level == "emulated" && (support_of(s, sch) == "native" || support_of(s, sch) == "weight_only") &&
                  ((!s.choice("serve_runtime") && !user_scheme(s, sch)) || (runtimes_loading(s, sch).empty() && loadable_alternative(s, sch).empty()))) {
