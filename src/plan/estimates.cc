@@ -210,10 +210,7 @@ void add_estimates(PlanState& s) {
     const ServeMemory sm = serve_memory(s, chosen_bytes - mtp_bytes, batch ? static_cast<double>(kvb) / static_cast<double>(batch) : 0.0);
     uint64_t reserve = 0;
     if (sm.known) {
-      deploy_n = 0;
-      for (int64_t n = 1; n <= 4096 && !deploy_n; ++n)
-        if (sm.sequences_held(n, 1) >= static_cast<int64_t>(std::max<uint64_t>(batch, 1))) deploy_n = n;
-      if (!deploy_n) deploy_n = 4096;
+      deploy_n = sm.fewest_accelerators(static_cast<int64_t>(batch));
       reserve = static_cast<uint64_t>(sm.reserve(deploy_n, 1));
     }
     int64_t have = s.accelerator_count;
@@ -239,10 +236,9 @@ void add_estimates(PlanState& s) {
     // Accelerators needed with a KV cache of `kv` bytes for the batch.
     auto fp8_kv_count = [&](uint64_t kv) -> int64_t {
       if (!sm.known) return count(static_cast<uint64_t>(chosen_bytes - mtp_bytes) + kv);
-      const ServeMemory half = serve_memory(s, chosen_bytes - mtp_bytes, batch ? static_cast<double>(kv) / static_cast<double>(batch) : 0.0);
-      for (int64_t n = 1; n <= 4096; ++n)
-        if (half.sequences_held(n, 1) >= static_cast<int64_t>(std::max<uint64_t>(batch, 1))) return n;
-      return 4096;
+      ServeMemory smaller_kv = sm;
+      smaller_kv.kv_sequence = batch ? static_cast<double>(kv) / static_cast<double>(batch) : 0.0;
+      return smaller_kv.fewest_accelerators(static_cast<int64_t>(batch));
     };
     std::string each = format_bytes(mem);
     std::string avail = have > 0 ? std::to_string(have) + " available (" + s.accelerator_count_source + ")" : "count not given (--gpus N)";

@@ -46,6 +46,12 @@ int64_t ServeMemory::sequences_held(int64_t tp, int64_t pp) const {
   return static_cast<int64_t>(std::min(room / per, 1e9));
 }
 
+int64_t ServeMemory::fewest_accelerators(int64_t batch) const {
+  for (int64_t n = 1; n <= 4096; ++n)
+    if (sequences_held(n, 1) >= std::max<int64_t>(batch, 1)) return n;
+  return 4096;
+}
+
 ServeMemory serve_memory(const PlanState& s, double weights_bytes, double kv_sequence_bytes) {
   ServeMemory m;
   m.weights = weights_bytes;

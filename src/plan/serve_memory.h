@@ -37,6 +37,8 @@ struct ServeMemory {
   double kv_room(int64_t tp, int64_t pp) const;
   // Full-context sequences the KV cache holds (0 when not even one).
   int64_t sequences_held(int64_t tp, int64_t pp) const;
+  // The fewest accelerators (any count, tensor-parallel split) that hold `batch` sequences; 4096 when none do.
+  int64_t fewest_accelerators(int64_t batch) const;
 };
 
 // The memory model of the plan's runtime on its accelerator for `weights_bytes` of served

@@ -506,8 +506,8 @@ void choose_scheme(PlanState& s) {
         int64_t best_group = 0;
         for (const auto& x : s.cat.torch()["schemes"])
           if (x["family"] == (*sc)["family"] && x["group_size"].is_number_integer() && x["group_size"].get<int64_t>() > best_group &&
-              divides(x["group_size"].get<int64_t>()) && support_of(s, x["name"]) == "native" && exportable(s, x["name"]) && servable(s, x["name"]) != "refused" &&
-              servable(s, x["name"]) != "emulated") {
+              divides(x["group_size"].get<int64_t>()) && support_of(s, x["name"]) == "native" && exportable(s, x["name"]) &&
+              (servable(s, x["name"]) == "loads" || servable(s, x["name"]) == "recent")) {
             best = x["name"];
             best_group = x["group_size"].get<int64_t>();
           }

@@ -540,8 +540,9 @@ void serve_parallel(PlanState& s) {
            hint + ".");
   }
   // One count for serving: the fit's own (memory only, any count) gives way to the layout the runtime can split into.
-  if (!s.plan.contains("estimates") || !s.plan["estimates"].is_object() || !s.plan["estimates"].contains("fit")) {
-  } else if (Json& est_fit = s.plan["estimates"]["fit"]; est_fit.is_object()) {
+  Json* est_fit_ptr = s.plan.contains("estimates") && s.plan["estimates"].is_object() && s.plan["estimates"].contains("fit") ? &s.plan["estimates"]["fit"] : nullptr;
+  if (est_fit_ptr && est_fit_ptr->is_object()) {
+    Json& est_fit = *est_fit_ptr;
     const int64_t layout = tp * pp;  // the serve command's count
     if (layout != est_fit.value("deployment_accelerators", int64_t{0})) {
       est_fit["deployment_accelerators"] = layout;
