@@ -444,10 +444,12 @@ class Runner:
             "qwen3-30b-a3b": [["--hardware", "mi300x"], ["--hardware", "mi355x"], ["--hardware", "mi355x", "--scheme", "mxfp4"],
                               # AMD's W4A8 practice (amd/Kimi-K2-Thinking-W4A8): INT4-FP8 experts, FP8 elsewhere
                               # (vLLM refuses int4_fp8 for dense layers, so never as the global scheme).
-                              ["--hardware", "mi300x", "--scheme", "fp8", "--layer-scheme", "*experts.*=int4_fp8"],
-                              # The size goal on MI300X chooses it itself: PTPC-FP8 layers, '*.experts.*' int4_fp8.
+                              ["--hardware", "mi300x", "--scheme", "fp8", "--layer-scheme", "*experts*=int4_fp8"],
+                              # The size goal on MI300X chooses it itself: PTPC-FP8 layers, '*.experts*' int4_fp8
+                              # (a pattern that also matches vLLM's fused MoE layer name).
                               ["--hardware", "mi300x", "--goal", "size"]],
         }
+        self.preparation()
         for corpus_name, variants in cases.items():
             if self.a.only and self.a.only not in corpus_name:
                 continue

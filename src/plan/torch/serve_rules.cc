@@ -437,8 +437,12 @@ void serve_parallel(PlanState& s) {
     for (const auto& [shape, names] : row_shapes) {
       auto [in, g] = shape;
       if (in % static_cast<uint64_t>(tp) != 0 || (in / static_cast<uint64_t>(tp)) % static_cast<uint64_t>(g) != 0) {
-        if (note) why_not = std::to_string(names.size()) + " row-parallel layers (" + names.front() + ", " + std::to_string(in) + " input features) split " +
-                            std::to_string(tp) + " ways leave no whole group of " + std::to_string(g);
+        if (note) {
+          const bool even = in % static_cast<uint64_t>(tp) == 0;
+          why_not = std::to_string(names.size()) + " row-parallel layers (" + names.front() + ", " + std::to_string(in) + " input features) split " + std::to_string(tp) +
+                    " ways leave " + (even ? std::to_string(in / static_cast<uint64_t>(tp)) + " features per rank, not a whole number of groups of " + std::to_string(g)
+                                           : std::string("ranks of unequal features, not whole groups of ") + std::to_string(g));
+        }
         return false;
       }
     }
@@ -632,11 +636,50 @@ void fused_shards(PlanState& s) {
   for (const auto& [sig, where] : moe_offenders) {
     moe_said.push_back(std::to_string(where.size()) + (where.size() == 1 ? " MoE layer (" : " MoE layers (") + where.front() + (where.size() > 1 ? ", ..." : "") +
                        "): experts' " + sig);
-    const std::string experts = "'*" + where.front().substr(where.front().rfind('.') + 1) + ".*'";
-    repairs.push_back("one scheme for every routed expert of a layer: exclude all of them (" + experts + ") or none, and give " + experts +
-                      " one --layer-scheme, not one per projection or expert");
+    const std::string last = where.front().substr(where.front().rfind('.') + 1);
+    repairs.push_back("one scheme for every routed expert of a layer: exclude all of them ('*" + last + ".*') or none, and give '*" + last +
+                      "*' one --layer-scheme (a pattern that also matches the fused layer's own name), not one per projection or expert");
   }
-  if (offenders.empty() && moe_said.empty()) return;
+  // A runtime that picks the fused MoE layer's scheme once matches layer_quant_config against that
+  // layer's own name (model.layers.N.mlp.experts), not the per-expert Linear names Quark matched:
+  // a pattern that reaches only the latter ('*.experts.*') leaves the layer the global scheme, and
+  // the runtime then loads the experts' weights with the wrong method.
+  std::map<std::string, std::vector<std::string>> unmatched;  // "pattern scheme" -> fused layers
+  if (s.runtime->contains("moe_layer_config") && (*s.runtime)["moe_layer_config"].value("matches", std::string()) == "fused_layer") {
+    const std::string global = s.plan["global_scheme"];
+    const Json lqc = s.plan.value("layer_quant_config", Json::object());
+    for (const auto& [prefix, projs] : moe) {
+      std::set<std::string> all;
+      for (const auto& [proj, schemes] : projs) all.insert(schemes.begin(), schemes.end());
+      if (all.size() != 1 || all.begin()->empty() || *all.begin() == global) continue;
+      std::string resolved = global, by;
+      for (auto& [pat, sch] : lqc.items()) {
+        const std::string pattern = pat;  // vLLM: fnmatch where the pattern has a '*', else a substring test
+        if (!sch.is_string()) continue;
+        const bool hit = pattern.find('*') == std::string::npos ? pattern.find(prefix) != std::string::npos
+                                                                 : QuarkPattern(pattern, PatternMatch::kVerbatim).matches(prefix);
+        if (hit) {
+          resolved = sch;
+          break;
+        }
+      }
+      if (resolved == *all.begin()) continue;
+      for (auto& [pat, sch] : lqc.items())
+        if (sch.is_string() && sch.get<std::string>() == *all.begin()) by = pat;
+      unmatched["'" + by + "' " + *all.begin()].push_back(prefix);
+    }
+  }
+  std::vector<std::string> unmatched_said;
+  for (const auto& [what, where] : unmatched) {
+    const std::string pattern = what.substr(0, what.rfind(' ')), scheme = what.substr(what.rfind(' ') + 1);
+    const std::string last = where.front().substr(where.front().rfind('.') + 1);
+    unmatched_said.push_back(std::to_string(where.size()) + (where.size() == 1 ? " MoE layer (" : " MoE layers (") + where.front() + (where.size() > 1 ? ", ..." : "") +
+                             "): Quark gives its experts " + scheme + " by " + pattern + ", which does not match the layer's own name, so " + label(s) +
+                             " builds them for the global scheme (" + s.plan["global_scheme"].get<std::string>() + ") and meets " + scheme + " weights");
+    repairs.push_back("write the experts' pattern so it also matches the fused layer's name: '*." + last + "*' (matches " + where.front() + " and " + where.front() +
+                      ".0.down_proj, not shared_" + last + ")");
+  }
+  if (offenders.empty() && moe_said.empty() && unmatched_said.empty()) return;
   for (const auto& [sig, where] : offenders) {
     const auto& shards = example[sig];
     std::string parent = where.front().substr(0, where.front().rfind('.')), block = parent.substr(parent.rfind('.') + 1);
@@ -670,7 +713,11 @@ void fused_shards(PlanState& s) {
                  (moe_said.empty() ? std::string()
                                    : label(s) + " builds each layer's routed experts as one fused MoE layer with one quantization method (" +
                                          fs.value("experts_note", std::string("its Quark MoE method")) + "), so experts that differ load with another's scales: " +
-                                         join(moe_said, "; ") + "."),
+                                         join(moe_said, "; ") + ".") +
+                 (unmatched_said.empty() ? std::string()
+                                         : (offenders.empty() && moe_said.empty() ? std::string() : " ") + label(s) +
+                                               " picks each fused MoE layer's scheme by matching layer_quant_config against the layer's own name (" +
+                                               (*s.runtime)["moe_layer_config"]["source"].get<std::string>() + "): " + join(unmatched_said, "; ") + "."),
              join(repairs, "; "));
 }
 

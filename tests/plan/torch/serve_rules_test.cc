@@ -69,7 +69,7 @@ std::vector<Scenario> torch_serve_scenarios() {
            r.hardware = "mi300x";
            r.gpus = 8;
            r.choices["global_scheme"] = "ptpc_fp8";
-           r.choices["layer_quant_config"] = Json({{"*.experts.*", "int4_fp8"}});
+           r.choices["layer_quant_config"] = Json({{"*.experts*", "int4_fp8"}});
          });
          bool refused = false;
          for (const auto& c : nh48.conflicts) refused = refused || (c.rule == "torch.serve.loads" && c.message.find("relu2 experts") != std::string::npos);
@@ -138,12 +138,41 @@ std::vector<Scenario> torch_serve_scenarios() {
            ASSERT_EQ(moe.status, PlanStatus::kConflict) << variant.second;
            EXPECT_EQ(moe.conflicts[0].rule, "torch.serve.fused_shards");
            EXPECT_NE(moe.conflicts[0].message.find("one fused MoE layer with one quantization method"), std::string::npos) << moe.conflicts[0].message;
-           EXPECT_NE(moe.conflicts[0].alternative.find("'*experts.*'"), std::string::npos) << moe.conflicts[0].alternative;
+           EXPECT_NE(moe.conflicts[0].alternative.find("exclude all of them ('*experts.*')"), std::string::npos) << moe.conflicts[0].alternative;
+           EXPECT_NE(moe.conflicts[0].alternative.find("give '*experts*' one --layer-scheme"), std::string::npos) << moe.conflicts[0].alternative;
            EXPECT_LT(moe.conflicts[0].message.size(), 2000u);  // grouped, not one entry per expert
          }
          // All experts excluded together, or one scheme for all of them: loadable.
-         auto all = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["layer_quant_config.*experts.*"] = "ptpc_fp8"; });
+         auto all = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["layer_quant_config.*experts*"] = "ptpc_fp8"; });
          for (const auto& k : all.conflicts) EXPECT_NE(k.rule, "torch.serve.fused_shards") << k.message;
+         // vLLM and SGLang pick a fused MoE layer's scheme by matching the patterns against the layer's own name
+         // (model.layers.N.mlp.experts): '*.experts.*' reaches Quark's per-expert Linear names only, so the
+         // layer would be built for the global scheme and meet int4_fp8 weights. Every MoE family, both runtimes.
+         for (const char* m : {"qwen3-30b-a3b", "deepseek-v3", "mixtral-8x7b-v0.1", "llama4-scout-17b-16e-instruct", "gpt-oss-20b", "kimi-k2-instruct", "dbrx-base"})
+           for (const char* rt : {"vllm", "sglang"}) {
+             for (const char* pattern : {"*.experts.*", "*experts.*"}) {
+               auto missed = plan(hf_analysis(m), [&](PlanRequest& r) {
+                 r.hardware = "mi300x";
+                 r.gpus = 8;
+                 r.choices["serve_runtime"] = rt;
+                 r.choices["global_scheme"] = "ptpc_fp8";
+                 r.choices["layer_quant_config"] = Json({{pattern, "fp8"}});
+               });
+               bool said = false;
+               for (const auto& k : missed.conflicts)
+                 said = said || (k.rule == "torch.serve.fused_shards" && k.message.find("does not match the layer's own name") != std::string::npos &&
+                                 k.alternative.find("'*.experts*'") != std::string::npos);
+               EXPECT_TRUE(said) << m << " " << rt << " " << pattern << ": " << (missed.conflicts.empty() ? "" : missed.conflicts[0].message);
+             }
+             auto matched = plan(hf_analysis(m), [&](PlanRequest& r) {
+               r.hardware = "mi300x";
+               r.gpus = 8;
+               r.choices["serve_runtime"] = rt;
+               r.choices["global_scheme"] = "ptpc_fp8";
+               r.choices["layer_quant_config"] = Json({{"*.experts*", "fp8"}});
+             });
+             for (const auto& k : matched.conflicts) EXPECT_EQ(k.message.find("does not match the layer's own name"), std::string::npos) << m << " " << rt << ": " << k.message;
+           }
          // The repair makes the group whole; applied, the plan is confirmed.
          auto whole = plan(hf_analysis("llama-3.1-8b"), [](PlanRequest& r) {
            r.hardware = "mi300x";
@@ -278,6 +307,16 @@ std::vector<Scenario> torch_serve_scenarios() {
          auto three = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["serve.tensor_parallel_size"] = 3; });
          ASSERT_EQ(three.status, PlanStatus::kConflict);
          EXPECT_NE(three.conflicts[0].message.find("64 attention heads are not divisible by 3"), std::string::npos);
+         // A split that leaves part of a group on a rank says so with the arithmetic (768 / 4 = 192 = 1.5 groups of 128).
+         auto part = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) {
+           r.hardware = "h100";
+           r.gpus = 8;
+           r.goal = "size";
+           r.choices["serve.tensor_parallel_size"] = 4;
+         });
+         ASSERT_EQ(part.status, PlanStatus::kConflict);
+         EXPECT_NE(part.conflicts[0].message.find("768 input features) split 4 ways leave 192 features per rank, not a whole number of groups of 128"), std::string::npos)
+             << part.conflicts[0].message;
          // Group-quantized layers whose input features no group divides (gpt-oss: 2880 = 22.5 x 128): named with the group that fits.
          auto oss = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["global_scheme"] = "int4_wo_128"; });
          bool named = false;
@@ -416,7 +455,7 @@ Checked every_default_plan_is_one_its_runtime_loads(const std::vector<const char
           continue;
         }
         const std::string platform = cat.runtime_platform(*cat.accelerator(hw));
-        // Each scheme on the layer kinds it reaches: an '.experts.' pattern reaches routed experts only
+        // Each scheme on the layer kinds it reaches: an '.experts' pattern reaches routed experts only
         // (the size goal's W4A8 for MoE), and the global scheme then reaches dense layers only.
         std::vector<std::pair<std::string, std::vector<const char*>>> schemes;
         bool experts_pattern = false;
