@@ -31,6 +31,23 @@ using namespace hf_detail;
 
 double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
+// Experts Quark cannot reach: the loading class holds them in a module that is not nn.Linear and
+// that Quark's preprocess_for_quantization does not replace, so every scheme leaves them 16-bit.
+void add_experts_not_linear_risk(const ModelStructure& st, const hf::Config& cfg, Json& risks) {
+  if (st.experts_not_linear.empty() || st.total_params == 0) return;
+  uint64_t experts = 0;
+  for (const auto& t : st.tensors)
+    if (t.role == "expert") experts += t.numel;
+  if (experts == 0) return;
+  const int pct = static_cast<int>(std::lround(100.0 * static_cast<double>(experts) / static_cast<double>(st.total_params)));
+  risks.push_back(make_risk("torch.intake.experts_not_linear", "high",
+                            "The " + cfg.model_type + " experts (" + std::to_string(pct) + "% of the parameters) are " + st.experts_not_linear +
+                                " modules, not Linear: Quark quantizes Linear layers only and does not replace these before quantizing, so they stay 16-bit "
+                                "whatever the scheme; only its Linear layers (attention, the router) can be.",
+                            "Expect the checkpoint to shrink by the Linear layers' share only (the plan's size estimate counts the experts at 16 bits); "
+                            "serve the source as it is where the experts' size matters."));
+}
+
 // Mixture-of-experts preparation, the checkpoint's size against one
 // accelerator, and the loader limits of huge MoE models.
 void add_moe_and_size_risks(const Json& tc, const std::string& f2f_flag, bool is_moe, int64_t num_experts, const LinearModules& modules, uint64_t size_bytes, double gb,
@@ -148,6 +165,7 @@ Json HfModelReader::analyze(const IntakeContext& ctx) {
   int64_t num_experts = st ? st->num_experts : cfg.num_experts.value_or(0);
   double gb = static_cast<double>(size.size_bytes) / 1e9;
   add_moe_and_size_risks(tc, cat.file2file_flag_text(), is_moe, num_experts, modules, size.size_bytes, gb, risks);
+  if (st) add_experts_not_linear_risk(*st, cfg, risks);
   Json weight_stats = weight_stats_if_asked(ctx, dir, w, risks);
 
   // Transformers version (rule 35).

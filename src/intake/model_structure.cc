@@ -165,6 +165,7 @@ const Json* architecture_family(const Json& cat, const hf::Config& cfg) {
 ModelStructure build_structure(const hf::Config& cfg, const Json& family, const Json& cat, const std::string& file) {
   ModelStructure ms;
   ms.family = family["family"];
+  if (family.contains("experts_not_linear")) ms.experts_not_linear = family["experts_not_linear"].value("module", std::string());
   Ctx c{cfg, family, cat, file, generic_vars(cfg)};
   const bool head_dim_given = cfg.head_dim.has_value() && *cfg.head_dim > 0;
   auto default_head_dim = [&] {

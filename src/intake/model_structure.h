@@ -72,6 +72,12 @@ struct KvFacts {
   uint64_t elements_full = 0;           // per token, over the full-attention layers
   uint64_t elements_sliding = 0;        // per token, over the windowed layers
   int64_t max_position_embeddings = 0;  // 0 when config.json does not say
+  // Linear-attention and Mamba layers keep a fixed state per sequence instead (the causal
+  // convolution's last inputs and the recurrent/SSM state), whatever the context length.
+  int64_t recurrent_layers = 0;
+  uint64_t state_conv_elements = 0;     // per sequence, over those layers
+  uint64_t state_ssm_elements = 0;      // per sequence, over those layers
+  std::string state_ssm_dtype;          // the SSM state's dtype where the config or runtime fixes it ("" = the model's)
 };
 
 // Movable, not copyable: the tensors' and modules' names point into `names`.
@@ -89,6 +95,9 @@ struct ModelStructure {
   int64_t num_experts = 0;
   bool fused_experts = false;            // the checkpoint stores experts in 3-D tensors
   int64_t mtp_layers = 0;
+  // The family's experts are in a module Quark neither quantizes nor replaces (catalog
+  // experts_not_linear): its class name, "" when the experts are Linear to Quark.
+  std::string experts_not_linear;
   std::vector<std::pair<std::string, std::string>> checkpoint_renames;  // (checkpoint prefix, loaded prefix)
   std::unordered_map<std::string, std::string> role_by_shape_name;  // module name with numbers as '#' -> role
   std::unordered_map<std::string, Part> part_by_shape_name;

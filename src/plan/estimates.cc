@@ -167,14 +167,29 @@ void add_estimates(PlanState& s) {
     kv_method = "2 x layers x kv_heads x head_dim";
   }
   uint64_t per_token = per_token_full + per_token_window;
-  if (per_token) {
-    uint64_t bytes = (per_token_full * ctx + per_token_window * std::min<uint64_t>(ctx, window ? window : ctx)) * batch;
+  // Linear-attention and Mamba layers hold a fixed state per sequence (convolution inputs and the
+  // recurrent state) in the model's dtype, or the SSM dtype the config fixes; an FP8 KV cache
+  // does not shorten it (the runtimes keep it apart, vLLM's mamba_cache_dtype).
+  uint64_t state_per_sequence = 0;
+  if (a.contains("kv_cache") && a["kv_cache"].is_object() && a["kv_cache"].contains("recurrent_state") && a["kv_cache"]["recurrent_state"].is_object()) {
+    const Json& rs = a["kv_cache"]["recurrent_state"];
+    const double model_elem = stored_bits >= 16 ? stored_bits / 8 : 2;
+    const std::string ssm_dtype = rs.value("ssm_dtype", Json(nullptr)).is_string() ? rs["ssm_dtype"].get<std::string>() : "";
+    const double ssm_elem = ssm_dtype == "float32" ? 4 : (ssm_dtype == "bfloat16" || ssm_dtype == "float16") ? 2 : model_elem;
+    state_per_sequence = static_cast<uint64_t>(static_cast<double>(rs.value("conv_elements_per_sequence", uint64_t{0})) * model_elem +
+                                               static_cast<double>(rs.value("ssm_elements_per_sequence", uint64_t{0})) * ssm_elem);
+    kv_method += " + a fixed state per sequence for " + std::to_string(rs.value("layers", 0)) + " linear-attention/Mamba layers (convolution inputs" +
+                 (ssm_dtype.empty() ? " and recurrent state" : ", and the recurrent state in " + ssm_dtype) + ", not shortened by an FP8 KV cache)";
+  }
+  if (per_token || state_per_sequence) {
+    uint64_t bytes = (per_token_full * ctx + per_token_window * std::min<uint64_t>(ctx, window ? window : ctx) + state_per_sequence) * batch;
     est["kv_cache"] = {{"dtype", fp8_kv ? "fp8" : (stored_bits == 32 ? "float32" : "bfloat16")},
                        {"bytes_per_token", per_token},
                        {"context_length", ctx},
                        {"batch", batch},
                        {"bytes", bytes},
                        {"method", kv_method}};
+    if (state_per_sequence) est["kv_cache"]["state_bytes_per_sequence"] = state_per_sequence;
     // A context beyond what the model was trained for is the user's to know.
     int64_t maxpos = a.contains("max_position_embeddings") && a["max_position_embeddings"].is_number_integer() ? a["max_position_embeddings"].get<int64_t>() : 0;
     if (maxpos > 0 && s.req.context > maxpos)
@@ -207,7 +222,8 @@ void add_estimates(PlanState& s) {
     // Serving, where the runtime's memory is known: each accelerator holds its share of the
     // weights, the runtime's reserve for activations and graphs, and the batch's KV cache (an MLA
     // cache whole on each).
-    const ServeMemory sm = serve_memory(s, chosen_bytes - mtp_bytes, batch ? static_cast<double>(kvb) / static_cast<double>(batch) : 0.0);
+    const double state_seq = static_cast<double>(state_per_sequence);
+    const ServeMemory sm = serve_memory(s, chosen_bytes - mtp_bytes, batch ? static_cast<double>(kvb) / static_cast<double>(batch) - state_seq : 0.0, state_seq);
     uint64_t reserve = 0;
     if (sm.known) {
       deploy_n = sm.fewest_accelerators(static_cast<int64_t>(batch));
@@ -237,9 +253,10 @@ void add_estimates(PlanState& s) {
     auto fp8_kv_count = [&](uint64_t kv) -> int64_t {
       if (!sm.known) return count(static_cast<uint64_t>(chosen_bytes - mtp_bytes) + kv);
       ServeMemory smaller_kv = sm;
-      smaller_kv.kv_sequence = batch ? static_cast<double>(kv) / static_cast<double>(batch) : 0.0;
+      smaller_kv.kv_sequence = batch ? static_cast<double>(kv) / static_cast<double>(batch) - state_seq : 0.0;
       return smaller_kv.fewest_accelerators(static_cast<int64_t>(batch));
     };
+    const uint64_t attention_kv = kvb - std::min(kvb, state_per_sequence * batch);  // what an FP8 KV cache halves
     std::string each = format_bytes(mem);
     std::string avail = have > 0 ? std::to_string(have) + " available (" + s.accelerator_count_source + ")" : "count not given (--gpus N)";
     if (deploy_n > std::max<int64_t>(have, 1))
@@ -248,8 +265,8 @@ void add_estimates(PlanState& s) {
                  (reserve ? ", and the runtime keeps " + format_bytes(reserve) + " of each for activations and graphs" : std::string()) + " (" + each +
                  " each); " + avail + ".",
              // Where the KV cache is most of it, an FP8 KV cache is the first lever (half its bytes, no weight change).
-             (!fp8_kv && kvb * 2 >= deploy ? "The KV cache is " + format_bytes(kvb) + " of it: an FP8 KV cache (--kv-cache fp8) halves that, " +
-                                                  std::to_string(fp8_kv_count(kvb / 2)) + " x " + hw + " then; or d"
+             (!fp8_kv && attention_kv * 2 >= deploy ? (state_per_sequence ? "The attention layers' KV cache is " : "The KV cache is ") + format_bytes(attention_kv) + " of it: an FP8 KV cache (--kv-cache fp8) halves that, " +
+                                                  std::to_string(fp8_kv_count(kvb - attention_kv / 2)) + " x " + hw + " then; or d"
                                            : std::string("D")) +
                  "eploy with tensor parallelism over at least " + std::to_string(deploy_n) +
                  " accelerators (the serve command's size: one the model's heads divide), pick a smaller scheme, or shorten the context (--context).");

@@ -162,6 +162,7 @@ const std::vector<IntakeCheck>& intake_check_registry() {
       {"torch.intake.transformers_declared_newer", "torch", "A checkpoint saved with a transformers newer than Quark's supported range"},
       {"torch.intake.tokenizer_missing", "torch", "No tokenizer files next to the weights, which calibration needs"},
       {"torch.intake.multimodal", "torch", "A multimodal model: only the language model is calibrated with text"},
+      {"torch.intake.experts_not_linear", "torch", "Experts held in a module that is not Linear, which Quark does not replace, stay 16-bit"},
       {"torch.intake.hybrid_layers", "torch", "Linear-attention or state-space layers keep no KV cache and are often excluded"},
       {"torch.intake.template_patterns", "torch", "A template exclusion pattern that matches no Linear module of the checkpoint excludes nothing"},
   };

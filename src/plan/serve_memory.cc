@@ -32,7 +32,8 @@ double ServeMemory::reserve(int64_t tp, int64_t pp) const {
 
 double ServeMemory::kv_per_accelerator(int64_t tp, int64_t pp) const {
   const int64_t split = std::max<int64_t>(1, std::min(tp, kv_split_max));
-  return kv_sequence / static_cast<double>(std::max<int64_t>(pp, 1)) / static_cast<double>(split);
+  const double stages = static_cast<double>(std::max<int64_t>(pp, 1));
+  return kv_sequence / stages / static_cast<double>(split) + state_sequence / stages / static_cast<double>(std::max<int64_t>(tp, 1));
 }
 
 double ServeMemory::kv_room(int64_t tp, int64_t pp) const {
@@ -52,10 +53,11 @@ int64_t ServeMemory::fewest_accelerators(int64_t batch) const {
   return 4096;
 }
 
-ServeMemory serve_memory(const PlanState& s, double weights_bytes, double kv_sequence_bytes) {
+ServeMemory serve_memory(const PlanState& s, double weights_bytes, double kv_sequence_bytes, double state_sequence_bytes) {
   ServeMemory m;
   m.weights = weights_bytes;
-  m.kv_sequence = kv_sequence_bytes;
+  m.kv_sequence = std::max(0.0, kv_sequence_bytes);
+  m.state_sequence = std::max(0.0, state_sequence_bytes);
   if (!s.accelerator || !(*s.accelerator)["memory_gib"].is_number()) return m;
   m.memory = (*s.accelerator)["memory_gib"].get<double>() * static_cast<double>(kGiB);
   const Json& a = s.analysis["model"];
@@ -112,7 +114,8 @@ ServeMemory serve_memory(const PlanState& s, double weights_bytes, double kv_seq
   m.target = std::max<int64_t>(1, static_cast<int64_t>(number(mem, "concurrency_target", 1)));
   m.target_note = mem.value("concurrency_note", std::string());
   m.method = "weights, " + how + (m.reserve_fixed > 0 && r.value("activations", std::string()) == "shapes" ? " and " + format_bytes(static_cast<uint64_t>(m.reserve_fixed)) + " of graphs and buffers" : std::string()) +
-             ", and the KV cache (" + (mla ? "MLA's latent cache is whole on every tensor rank" : "split over at most " + std::to_string(m.kv_split_max) + " KV heads") + ") in " +
+             ", and the KV cache (" + (mla ? "MLA's latent cache is whole on every tensor rank" : "split over at most " + std::to_string(m.kv_split_max) + " KV heads") +
+             (m.state_sequence > 0 ? "; the linear-attention/Mamba state split over every rank" : "") + ") in " +
              std::to_string(static_cast<int>(number(mem, "usable_fraction", 0.9) * 100 + 0.5)) + "% of each accelerator's memory";
   return m;
 }

@@ -19,6 +19,7 @@ struct ServeMemory {
   double usable = 0;            // what the runtime may use of it (its memory fraction)
   double weights = 0;           // the served weights, all ranks together
   double kv_sequence = 0;       // KV cache of one sequence at the planned context, unsplit
+  double state_sequence = 0;    // linear-attention/Mamba state of one sequence, unsplit (splits over every tensor rank)
   int64_t kv_split_max = 1;     // the most ways the KV cache splits: the KV heads (1 for MLA's latent cache)
   uint64_t tokens = 0;          // the runtime's batch budget per step (its profile run)
   uint64_t sequences = 0;       // the most sequences it batches
@@ -31,7 +32,8 @@ struct ServeMemory {
 
   double reserve(int64_t tp, int64_t pp) const;
   // One sequence's KV bytes on one accelerator: layers split over the stages, heads over tensor
-  // ranks up to the KV heads (beyond that they are replicated; MLA's latent cache never splits).
+  // ranks up to the KV heads (beyond that they are replicated; MLA's latent cache never splits);
+  // a recurrent state's heads split over every rank.
   double kv_per_accelerator(int64_t tp, int64_t pp) const;
   // Bytes left for the KV cache on each accelerator (negative: the weights do not fit).
   double kv_room(int64_t tp, int64_t pp) const;
@@ -42,8 +44,8 @@ struct ServeMemory {
 };
 
 // The memory model of the plan's runtime on its accelerator for `weights_bytes` of served
-// weights and `kv_sequence_bytes` of KV cache per sequence.
-ServeMemory serve_memory(const PlanState& s, double weights_bytes, double kv_sequence_bytes);
+// weights, `kv_sequence_bytes` of attention KV cache and `state_sequence_bytes` of recurrent state per sequence.
+ServeMemory serve_memory(const PlanState& s, double weights_bytes, double kv_sequence_bytes, double state_sequence_bytes = 0);
 
 }  // namespace quarkplan
 

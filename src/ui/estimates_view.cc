@@ -42,7 +42,9 @@ std::string render_estimates(const Json& est, const Style& st, int width_in) {
   }
   if (est.contains("kv_cache") && est["kv_cache"].is_object()) {
     const Json& kv = est["kv_cache"];
-    std::string text = fmt::format("KV cache: {}, {} per token, {} at {} tokens x batch {}", kv.value("dtype", "?"), format_bytes(u64(kv, "bytes_per_token")),
+    const uint64_t state = u64(kv, "state_bytes_per_sequence");
+    std::string text = fmt::format("KV cache: {}, {} per token{}, {} at {} tokens x batch {}", kv.value("dtype", "?"), format_bytes(u64(kv, "bytes_per_token")),
+                                   state ? fmt::format(" + {} of linear-attention/Mamba state per sequence", format_bytes(state)) : std::string(),
                                    format_bytes(u64(kv, "bytes")), i64(kv, "context_length"), i64(kv, "batch"));
     auto lines = wrap_indented(text, width, 2);
     for (size_t i = 0; i < lines.size(); ++i) {

@@ -170,6 +170,18 @@ TEST(HfIntake, TemplateDetailsAndRemoteCodeApproval) {
   EXPECT_TRUE(named) << ml["risks"];
   Json dense = intake(testdata("hf/llama-3.1-8b"));
   EXPECT_TRUE(dense["quantization_targets"]["exclude_defaults_unmatched"].empty());
+  // Granite MoE's experts are GraniteMoeParallelExperts, which Quark neither quantizes nor replaces:
+  // no expert Linear modules, and the share of the parameters they are is said.
+  Json granite = intake(testdata("hf/granite-3.1-1b-a400m-instruct"));
+  for (const auto& role : granite["quantization_targets"]["module_roles"]) EXPECT_NE(role, "expert");
+  bool experts_said = false;
+  for (const auto& r : granite["risks"])
+    experts_said = experts_said || (r["rule"] == "torch.intake.experts_not_linear" && r["severity"] == "high" &&
+                                    r["message"].get<std::string>().find("(91% of the parameters) are GraniteMoeParallelExperts modules") != std::string::npos);
+  EXPECT_TRUE(experts_said) << granite["risks"];
+  // Every other MoE family's experts are Linear to Quark (or replaced by it): nothing said.
+  for (const char* moe : {"qwen3-30b-a3b", "deepseek-v3", "mixtral-8x7b-v0.1", "dbrx-base", "gpt-oss-20b", "llama4-scout-17b-16e-instruct", "nemotron-3-nano-30b-a3b-bf16"})
+    EXPECT_FALSE(has_rule(intake(testdata(std::string("hf/") + moe)), "torch.intake.experts_not_linear")) << moe;
   EXPECT_FALSE(has_rule(dense, "torch.intake.template_patterns"));
   Json unk = intake(testdata("hf/olmo-3.1-32b-instruct"));
   EXPECT_TRUE(has_rule(unk, "torch.intake.no_template"));

@@ -126,6 +126,36 @@ TEST(ModelStructure, ModulesRolesAndKvFactsPerFamily) {
   EXPECT_EQ(g3.kv.sliding_window, 1024);
 }
 
+// Linear-attention and Mamba layers keep a fixed state per sequence, with the shapes vLLM
+// allocates (mamba_utils.py MambaStateShapeCalculator) and the SSM dtype the config fixes.
+TEST(ModelStructure, RecurrentLayersKeepAStatePerSequence) {
+  // Nemotron-H: 23 Mamba-2 layers; conv (heads*head_dim + 2*groups*state) x (kernel-1),
+  // SSM heads x head_dim x state, in float32 (config.json's mamba_ssm_cache_dtype).
+  auto nh = structure_of("nemotron-3-nano-30b-a3b-bf16");
+  EXPECT_EQ(nh.kv.recurrent_layers, 23);
+  EXPECT_EQ(nh.kv.state_conv_elements, 23u * (64u * 64u + 2u * 8u * 128u) * 3u);
+  EXPECT_EQ(nh.kv.state_ssm_elements, 23u * 64u * 64u * 128u);
+  EXPECT_EQ(nh.kv.state_ssm_dtype, "float32");
+  // Qwen3-Next: 36 Gated DeltaNet layers; conv (2*k_heads*k_dim + v_heads*v_dim) x (kernel-1),
+  // recurrent v_heads x v_dim x k_dim, in the model's dtype (no config key).
+  auto qn = structure_of("qwen3-next-80b-a3b-thinking");
+  EXPECT_EQ(qn.kv.recurrent_layers, 36);
+  EXPECT_EQ(qn.kv.full_layers, 12);
+  EXPECT_EQ(qn.kv.state_conv_elements, 36u * (2u * 16u * 128u + 32u * 128u) * 3u);
+  EXPECT_EQ(qn.kv.state_ssm_elements, 36u * 32u * 128u * 128u);
+  EXPECT_EQ(qn.kv.state_ssm_dtype, "");
+  // Qwen3.5: the config's mamba_ssm_dtype where it has one, the model's dtype where not.
+  auto q35 = structure_of("qwen3.5-35b-a3b");
+  EXPECT_EQ(q35.kv.recurrent_layers, 30);
+  EXPECT_EQ(q35.kv.state_ssm_dtype, "float32");
+  auto q35d = structure_of("qwen3.5-9b-transformers-default");
+  EXPECT_GT(q35d.kv.recurrent_layers, 0);
+  EXPECT_EQ(q35d.kv.state_ssm_dtype, "");
+  // Attention-only families keep none.
+  EXPECT_EQ(structure_of("llama-3.1-8b").kv.recurrent_layers, 0);
+  EXPECT_EQ(structure_of("deepseek-v3").kv.state_ssm_elements, 0u);
+}
+
 // config.json values are checked before anything is built: a bad value is an
 // input error naming the key, never an allocation proportional to it.
 TEST(ModelStructure, HostileConfigValuesAreInputErrors) {

@@ -81,6 +81,34 @@ TEST(Estimates, KvCacheForGqaMlaAndHybrid) {
   // Qwen3-Next: only every 4th layer keeps a KV cache (2 KV heads x 256).
   Json h = torch_plan(hf_analysis("qwen3-next-80b-a3b-thinking"), [](PlanRequest&) {});
   EXPECT_EQ(h["estimates"]["kv_cache"]["bytes_per_token"], 2 * 12 * 2 * 256 * 2);
+  // ... and its 36 Gated DeltaNet layers a fixed state per sequence (conv inputs + recurrent state, BF16).
+  const uint64_t qn_state = 36ull * ((2 * 16 * 128 + 32 * 128) * 3 + 32 * 128 * 128) * 2;
+  EXPECT_EQ(h["estimates"]["kv_cache"]["state_bytes_per_sequence"], qn_state);
+  const uint64_t ctx = h["estimates"]["kv_cache"]["context_length"], batch = h["estimates"]["kv_cache"]["batch"];
+  EXPECT_EQ(h["estimates"]["kv_cache"]["bytes"], (2ull * 12 * 2 * 256 * 2 * ctx + qn_state) * batch);
+  // An FP8 KV cache halves the attention layers' cache, not the state.
+  Json h8 = torch_plan(hf_analysis("qwen3-next-80b-a3b-thinking"), [](PlanRequest& r) { r.choices["kv_cache_scheme"] = "fp8"; });
+  EXPECT_EQ(h8["estimates"]["kv_cache"]["bytes"], (2ull * 12 * 2 * 256 * ctx + qn_state) * batch);
+  // Nemotron-H: 23 Mamba-2 layers, the SSM state in float32 (its config's mamba_ssm_cache_dtype).
+  Json n = torch_plan(hf_analysis("nemotron-3-nano-30b-a3b-bf16"), [](PlanRequest&) {});
+  EXPECT_EQ(n["estimates"]["kv_cache"]["state_bytes_per_sequence"], 23ull * ((64 * 64 + 2 * 8 * 128) * 3 * 2 + 64 * 64 * 128 * 4));
+  EXPECT_NE(n["estimates"]["kv_cache"]["method"].get<std::string>().find("23 linear-attention/Mamba layers"), std::string::npos);
+  EXPECT_FALSE(g["estimates"]["kv_cache"].contains("state_bytes_per_sequence"));
+}
+
+// Experts Quark cannot quantize (Granite MoE's GraniteMoeParallelExperts) are counted at 16 bits
+// whatever the scheme, and the plan repeats the intake's high risk.
+TEST(Estimates, ExpertsQuarkCannotReachStay16Bit) {
+  Json g = torch_plan(hf_analysis("granite-3.1-1b-a400m-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+  ASSERT_EQ(g["global_scheme"], "fp8");
+  EXPECT_GT(g["estimates"]["weights"][1]["bits_per_weight_effective"].get<double>(), 14.0);
+  bool said = false;
+  for (const auto& r : g["risks"]) said = said || (r["rule"] == "torch.intake.experts_not_linear" && r["severity"] == "high");
+  EXPECT_TRUE(said) << g["risks"];
+  // A MoE whose experts are Linear: 8 bits and nothing said.
+  Json q = torch_plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "mi300x"; });
+  EXPECT_LT(q["estimates"]["weights"][1]["bits_per_weight_effective"].get<double>(), 9.0);
+  for (const auto& r : q["risks"]) EXPECT_NE(r["rule"], "torch.intake.experts_not_linear");
 }
 
 TEST(Estimates, FitUsesTheAcceleratorMemory) {

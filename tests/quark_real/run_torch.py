@@ -38,6 +38,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -423,6 +424,47 @@ class Runner:
         rc, o, e = sh([self.a.quarkplan, "verify", str(plan_path), str(out), "--source", str(src), "--json"])
         return rc, o, e
 
+    def preparation(self):
+        """The experts quarkplan's intake names as Linear are those Quark's model preparation makes Linear:
+        Granite MoE's GraniteMoeParallelExperts stay as they are (catalog experts_not_linear), Qwen3-MoE's
+        fused experts become per-expert Linear modules under the names the intake gives them."""
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        try:
+            from quark.torch.utils.llm import preprocess_for_quantization
+        except ImportError:
+            return
+        for corpus_name in ("granite-3.1-1b-a400m-instruct", "qwen3-30b-a3b"):
+            if self.a.only and self.a.only not in corpus_name:
+                continue
+            name = f"model preparation {corpus_name}"
+            src = self.work / "tiny" / corpus_name
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    self.tiny_checkpoint(corpus_name, src)
+                    model = AutoModelForCausalLM.from_pretrained(src, torch_dtype=torch.bfloat16)
+                    preprocess_for_quantization(model)
+            except Exception as e:  # noqa: BLE001
+                self.line("FAIL", name, f"{type(e).__name__}: {first_line(e)}")
+                continue
+            quark_experts = sorted(n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and ".experts." in n)
+            rc, out, err = sh([self.a.quarkplan, "intake", str(src), "--json", "--quark-version", self.a.release])
+            if rc != 0:
+                self.line("FAIL", name, f"intake: {first_line(err)}")
+                continue
+            q = json.loads(out)["quantization_targets"]
+            ours = sorted(x for n, r in zip(q["module_names"], q["module_roles"]) if r == "expert" for x in expand_ranges(n))
+            said = any(r.get("rule") == "torch.intake.experts_not_linear" for r in json.loads(out)["risks"])
+            if bool(quark_experts) != bool(ours) or said == bool(quark_experts):
+                self.line("FAIL", name, f"Quark made {len(quark_experts)} expert Linear modules ({', '.join(quark_experts[:2])}); "
+                                        f"the intake names {ours[:2]}, experts_not_linear said: {said}")
+                continue
+            if quark_experts != ours:
+                self.line("FAIL", name, f"Quark names {sorted(set(quark_experts) - set(ours))[:2]}, the intake {sorted(set(ours) - set(quark_experts))[:2]}")
+                continue
+            self.line("PASS", name, f"{len(quark_experts)} expert Linear modules after preprocess_for_quantization, as the intake says")
+
     def exports(self):
         cases = {
             "llama-3.2-1b-instruct": [["--hardware", "mi300x"], ["--hardware", "mi355x"], ["--hardware", "cpu"], ["--hardware", "ryzen-ai"],
@@ -513,6 +555,14 @@ class Runner:
                 self.line("PASS", name, f"{plan['global_scheme']} in {secs:.1f} s; verify kept every promise")
                 shutil.rmtree(out, ignore_errors=True)
                 shutil.rmtree(broken, ignore_errors=True)
+
+
+def expand_ranges(name: str):
+    """The names an intake entry collapses ("layers.{0..2}.mlp" -> layers.0.mlp, layers.1.mlp, layers.2.mlp)."""
+    m = re.search(r"\{(\d+)\.\.(\d+)\}", name)
+    if not m:
+        return [name]
+    return [x for i in range(int(m.group(1)), int(m.group(2)) + 1) for x in expand_ranges(name[:m.start()] + str(i) + name[m.end():])]
 
 
 def main():

@@ -333,6 +333,11 @@ void write_structure_architecture(Json& arch, const ModelStructure& st) {
                       {"sliding_window", st.kv.sliding_window},
                       {"elements_per_token_full", st.kv.elements_full},
                       {"elements_per_token_sliding", st.kv.elements_sliding}};
+  if (st.kv.recurrent_layers > 0)
+    arch["kv_cache"]["recurrent_state"] = {{"layers", st.kv.recurrent_layers},
+                                           {"conv_elements_per_sequence", st.kv.state_conv_elements},
+                                           {"ssm_elements_per_sequence", st.kv.state_ssm_elements},
+                                           {"ssm_dtype", st.kv.state_ssm_dtype.empty() ? Json(nullptr) : Json(st.kv.state_ssm_dtype)}};
 }
 
 Json unmatched_exclude_defaults(const LinearModules& modules, const Json* tmpl, const std::string& model_type, PatternMatch how, Json& risks) {

@@ -101,6 +101,24 @@ void nas_layer(Ctx& c, const Json& block, std::set<std::string>& tags, int64_t i
   }
 }
 
+// A linear-attention or Mamba layer's state per sequence, as the serving runtime allocates it
+// (the family's recurrent_state: element counts over the layer's variables, and the config key
+// that fixes the SSM state's dtype; vLLM's mamba_utils.py MambaStateShapeCalculator).
+void add_recurrent_state(Ctx& c, const std::set<std::string>& tags) {
+  const Json* rs = c.family.contains("recurrent_state") ? &c.family["recurrent_state"] : nullptr;
+  if (!rs || !rs->is_object() || !tags.count((*rs).value("tag", std::string()))) return;
+  KvFacts& kv = c.out->kv;
+  const int64_t conv = eval_json((*rs)["conv"], c.vars, c.file), ssm = eval_json((*rs)["ssm"], c.vars, c.file);
+  if (conv < 0 || ssm < 0) throw InputError(c.file, "a recurrent layer's state size from config.json is negative");
+  ++kv.recurrent_layers;
+  kv.state_conv_elements += static_cast<uint64_t>(conv);
+  kv.state_ssm_elements += static_cast<uint64_t>(ssm);
+  if (kv.state_ssm_dtype.empty()) {
+    const Json* d = (*rs).contains("ssm_dtype_key") ? lookup(c.cfg, (*rs)["ssm_dtype_key"].get<std::string>()) : nullptr;
+    kv.state_ssm_dtype = d && d->is_string() ? d->get<std::string>() : (*rs).value("ssm_dtype_default", std::string());
+  }
+}
+
 }  // namespace
 
 void run_stacks(Ctx& c) {
@@ -156,6 +174,7 @@ void run_stacks(Ctx& c) {
           }
         }
       }
+      if (!c.count_only && part == Part::kLanguage) add_recurrent_state(c, t);
       std::string prefix = root + "." + std::to_string(first + i) + ".";
       for (const auto& item : st["items"]) expand(c, item, prefix, t, part, "");
     }

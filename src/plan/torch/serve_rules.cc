@@ -471,7 +471,8 @@ void serve_parallel(PlanState& s) {
   const int64_t batch = kv.is_object() ? std::max<int64_t>(1, kv.value("batch", int64_t{1})) : 1;
   const double kv_bytes = kv.is_object() ? kv.value("bytes", 0.0) : 0.0;
   const int64_t ctx = kv.is_object() ? kv.value("context_length", int64_t{0}) : 0;
-  const ServeMemory sm = serve_memory(s, fit.is_object() ? fit.value("deployment_bytes", 0.0) - kv_bytes : 0.0, kv_bytes / static_cast<double>(batch));
+  const double state_seq = kv.is_object() ? kv.value("state_bytes_per_sequence", 0.0) : 0.0;
+  const ServeMemory sm = serve_memory(s, fit.is_object() ? fit.value("deployment_bytes", 0.0) - kv_bytes : 0.0, kv_bytes / static_cast<double>(batch) - state_seq, state_seq);
   int64_t tp = 0, pp = 1;
   ParallelChoice pc;
   if (const Json* c = s.choice("serve.tensor_parallel_size")) {
@@ -765,8 +766,10 @@ void serve_source(PlanState& s) {
       const double total = m.value("total_params", 0.0), mtp = parts.is_object() ? parts.value("mtp", 0.0) : 0.0;
       const double source = static_cast<double>(weights[0].value("bytes", uint64_t{0})) * (total > 0 ? 1 - mtp / total : 1.0);
       const int64_t batch = kv.is_object() ? std::max<int64_t>(1, kv.value("batch", int64_t{1})) : 1;
-      const double kv_seq = kv.is_object() ? kv.value("bytes", 0.0) * (kv.value("dtype", std::string()) == "fp8" ? 2 : 1) / static_cast<double>(batch) : 0.0;
-      const ServeMemory sm = serve_memory(s, source, kv_seq);
+      const double state_seq = kv.is_object() ? kv.value("state_bytes_per_sequence", 0.0) : 0.0;
+      const double kv_seq =
+          kv.is_object() ? (kv.value("bytes", 0.0) / static_cast<double>(batch) - state_seq) * (kv.value("dtype", std::string()) == "fp8" ? 2 : 1) : 0.0;
+      const ServeMemory sm = serve_memory(s, source, kv_seq, state_seq);
       const HeadCounts heads = head_counts(s);
       const ParallelChoice pc = choose_parallel(
           sm, [&](int64_t t) { return heads_split_problem(heads, t).empty() && attention_kernel_problem(s, env, t).empty(); }, batch, s.accelerator_count, per_node);

@@ -26,6 +26,10 @@ void analysis_complete(PlanState& s) {
     if (why.find("Quark template") != std::string::npos || why.find("cannot quantize") != std::string::npos) continue;
     s.question("The analysis is incomplete: " + why + ". Resolve it and re-run intake, or confirm planning without it.");
   }
+  // Experts Quark cannot reach stay 16-bit whatever this plan says for them: the plan repeats it.
+  for (const auto& r : s.analysis.value("risks", Json::array()))
+    if (r.value("rule", std::string()) == "torch.intake.experts_not_linear")
+      s.risk("torch.intake.experts_not_linear", "high", r.value("message", std::string()), r.value("recovery_hint", std::string()));
 }
 
 void refuse_pre_quantized(PlanState& s) {

@@ -78,7 +78,8 @@ std::string fit_chart(const Json& plan) {
     if (str(get(x, "scheme")) == chosen) weights = count(get(x, "bytes")).value_or(0);
   const Json* kv = get(est, "kv_cache");
   uint64_t kv_bytes = kv && kv->is_object() ? count(get(kv, "bytes")).value_or(0) : 0;
-  std::string kv_label = kv && kv->is_object() ? "KV cache at " + with_commas(count(get(kv, "context_length")).value_or(0)) + " tokens x batch " +
+  const bool has_state = kv && kv->is_object() && count(get(kv, "state_bytes_per_sequence")).value_or(0) > 0;
+  std::string kv_label = kv && kv->is_object() ? std::string(has_state ? "KV cache and linear-attention/Mamba state" : "KV cache") + " at " + with_commas(count(get(kv, "context_length")).value_or(0)) + " tokens x batch " +
                                                      with_commas(count(get(kv, "batch")).value_or(1)) + " (" + str(get(kv, "dtype")) + ")"
                                                : "KV cache";
   size_t index = 0;
