@@ -39,6 +39,62 @@ Json shape_json(const onnx::ValueInfo& vi) {
   return s;
 }
 
+// Main-graph If nodes whose condition depends on tensor shapes only (Shape or Size of some tensor,
+// then shape arithmetic and constants; never a tensor's values): with static input shapes ONNX
+// Runtime folds the condition and inlines the branch it picks, with the branch's constants. The
+// bytes of the largest constant in its branches are recorded (onnx.release.ort_folded_if).
+Json shape_only_ifs(const onnx::Facts& f, const std::vector<size_t>& main, const std::map<std::string, int64_t>& produced_by) {
+  static const std::set<std::string> shape_math = {"Constant", "Gather", "Squeeze", "Unsqueeze", "Cast", "Equal", "Greater", "Less",
+                                                   "GreaterOrEqual", "LessOrEqual", "Not", "And", "Or", "Xor", "Concat", "Slice", "Add",
+                                                   "Sub", "Mul", "Div", "Mod", "ReduceProd", "Identity", "Reshape", "Min", "Max", "Neg", "Abs"};
+  Json out = Json::array();
+  for (size_t k = 0; k < main.size(); ++k) {
+    const onnx::NodeRef& n = f.nodes[main[k]];
+    if (n.op_type != "If" || !n.domain.empty() || n.inputs.empty() || n.subgraph_first > n.subgraph_last) continue;
+    std::vector<std::string> todo{n.inputs[0]};
+    std::set<std::string> seen;
+    std::string shape_of;
+    bool only_shapes = true, any_shape = false;
+    while (!todo.empty() && only_shapes && seen.size() < 4096) {
+      const std::string t = todo.back();
+      todo.pop_back();
+      if (t.empty() || !seen.insert(t).second) continue;
+      auto p = produced_by.find(t);
+      if (p == produced_by.end()) {  // a graph input's values, or an initializer / outer-scope value
+        for (const auto& in : f.inputs) only_shapes = only_shapes && in.name != t;
+        continue;
+      }
+      const onnx::NodeRef& m = f.nodes[main[static_cast<size_t>(p->second)]];
+      if ((m.op_type == "Shape" || m.op_type == "Size") && m.domain.empty()) {
+        any_shape = true;
+        if (shape_of.empty() && !m.inputs.empty()) shape_of = m.op_type + "(" + m.inputs[0] + ")";
+        continue;
+      }
+      if (!m.domain.empty() || !shape_math.count(m.op_type)) only_shapes = false;
+      for (const auto& in : m.inputs) todo.push_back(in);
+    }
+    if (!only_shapes || !any_shape) continue;
+    uint64_t largest = 0, constants = 0;
+    for (const auto& c : f.constants)
+      if (c.graph >= n.subgraph_first && c.graph <= n.subgraph_last) {
+        ++constants;
+        largest = std::max<uint64_t>(largest, c.numel * std::max<uint32_t>(onnx::dtype_bits(c.dtype), 8) / 8);
+      }
+    // Nodes in the branches that fold into new constants once shapes are static.
+    std::set<std::string> folding;
+    for (const auto& b : f.nodes)
+      if (b.graph >= n.subgraph_first && b.graph <= n.subgraph_last && b.domain.empty() &&
+          (b.op_type == "ConstantOfShape" || b.op_type == "Expand" || b.op_type == "Tile" || b.op_type == "Range"))
+        folding.insert(b.op_type);
+    out.push_back({{"node", n.name},
+                   {"condition_from", shape_of},
+                   {"branch_constants", constants},
+                   {"largest_branch_constant_bytes", largest},
+                   {"branch_folding_ops", std::vector<std::string>(folding.begin(), folding.end())}});
+  }
+  return out;
+}
+
 Json io_json(const std::vector<onnx::ValueInfo>& v) {
   Json a = Json::array();
   for (const auto& vi : v) {
@@ -568,6 +624,7 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
       inputs.push_back(ins);
     }
     o["main_graph"] = {{"nodes", name_index}, {"inputs", inputs}, {"tensor_producers", producers}};
+    o["shape_only_ifs"] = shape_only_ifs(f, main, produced_by);
   }
   Json& q = a["quantization_targets"];
   q["linear_layer_count"] = linear;

@@ -334,11 +334,13 @@ struct Walker {
     bool constant = ref.op_type == "Constant" && is_standard_domain(ref.domain);
     // Attributes are handled after the whole node is read: domain (field 7)
     // follows the attributes (field 5) in serialized order.
+    ref.subgraph_first = graphs_seen + 1;
     for (const Field& a : attributes) {
       long t = attribute(a.bytes, a.offset, depth, constant);
       // A Constant node's tensor is known by the node's output name.
       if (t >= 0 && constant && !ref.outputs.empty()) facts.constants[static_cast<size_t>(t)].name = ref.outputs[0];
     }
+    ref.subgraph_last = graphs_seen;
     facts.nodes.push_back(std::move(ref));
   }
 

@@ -40,6 +40,8 @@ struct NodeRef {
   std::string domain;
   bool in_subgraph = false;
   uint32_t graph = 0;  // 0: main graph; else the subgraph's index (1-based, in reading order)
+  // The graphs this node holds, nested ones included: indices first..last (none when first > last).
+  uint32_t subgraph_first = 1, subgraph_last = 0;
   std::vector<std::string> inputs, outputs;
 };
 

@@ -52,6 +52,7 @@ const std::vector<Rule>& rule_registry() {
       {"onnx.preset.weight_coverage", "onnx", "A preset whose op types hold under the catalog's share of the weights is a high risk naming the share and the preset that quantizes more", onnx_rules::weight_coverage},
       {"onnx.execution_providers", "onnx", "Execution providers follow the target and the installed onnxruntime's providers", onnx_rules::execution_providers},
       {"onnx.install.onnxruntime_range", "onnx", "The installed onnxruntime (--install-result) must be one the plan's Quark release supports", onnx_rules::onnxruntime_range},
+      {"onnx.install.ort_folded_if", "onnx", "A static model whose shape-only If branch folds to a large constant does not open in the ONNX Runtime of Quark 0.12.post1", onnx_rules::onnxruntime_folded_if},
       {"onnx.evaluation_intent", "onnx", "evaluation_intent is smoke unless chosen (smoke, mlperf, mAP)", onnx_rules::evaluation_intent},
 
       {"onnx.estimates.weights", "onnx", "Weight size per preset: the weights the preset's op types quantize at its bits, the rest as stored", onnx_rules::estimates},

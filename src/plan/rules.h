@@ -80,6 +80,7 @@ void extra_options(PlanState&);
 void weight_coverage(PlanState&);
 void execution_providers(PlanState&);
 void onnxruntime_range(PlanState&);
+void onnxruntime_folded_if(PlanState&);
 void evaluation_intent(PlanState&);
 void estimates(PlanState&);
 void npu_preset_off_npu(PlanState&);

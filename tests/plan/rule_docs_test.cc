@@ -25,6 +25,30 @@ namespace {
 // outlier). They are committed under tests/data/docs and built here, so the
 // test fails when a committed file is not what its builder makes.
 
+// A static model (Conv, then an If) whose If condition reads the input's shape only, with a
+// ConstantOfShape in the branch: what ONNX Runtime 1.25.1 folds and then refuses to open.
+std::string shape_if_static() {
+  OnnxBuilder b(16, 8, "quarkplan-docs");
+  b.input("x", onnx::TensorProto::FLOAT, {"1", "1", "64"});
+  b.init("conv_w", onnx::TensorProto::FLOAT, {4, 1, 3});
+  b.node("Conv", "/conv", {"x", "conv_w"}, {"c"});
+  b.init("zero", onnx::TensorProto::INT64, {1}, 8);
+  b.init("one", onnx::TensorProto::INT64, {}, 8);
+  b.node("Shape", "/shape", {"x"}, {"s"});
+  b.node("Gather", "/gather", {"s", "zero"}, {"d"});
+  b.node("Equal", "/equal", {"d", "one"}, {"cond"});
+  // The initializers hold zeros: the condition (1 == 0) folds to false, and the else branch is inlined.
+  auto [then_g, else_g] = b.if_node("/decoder/If");
+  OnnxBuilder::node(then_g, "Identity", "/decoder/identity", {"c"}, {"t"});
+  b.output("t", onnx::TensorProto::FLOAT, {"1", "4", "62"}, then_g);
+  OnnxBuilder::node(else_g, "Shape", "/decoder/shape", {"c"}, {"sc"});
+  OnnxBuilder::node(else_g, "ConstantOfShape", "/decoder/zeros", {"sc"}, {"z"});  // 1 x 4 x 62 floats: 992 bytes once folded
+  OnnxBuilder::node(else_g, "Add", "/decoder/add", {"c", "z"}, {"e"});
+  b.output("e", onnx::TensorProto::FLOAT, {"1", "4", "62"}, else_g);
+  b.output("/decoder/If_out", onnx::TensorProto::FLOAT, {"1", "4", "62"});
+  return b.bytes();
+}
+
 std::string tiny_attention() {
   OnnxBuilder b(17, 8, "quarkplan-docs");
   b.input("x", onnx::TensorProto::FLOAT, {"1", "16", "32"});
@@ -341,7 +365,8 @@ std::vector<std::pair<std::string, std::string>> fixtures() {
           {"tiny-llama-pickle/tokenizer.json", "{}\n"},
           {"tinyllm-unknown/config.json", unknown_llama_like()},
           {"llama-3.1-8b-newer-transformers/config.json", llama_saved_by_newer_transformers()},
-          {"qwen3_5-dense/config.json", qwen3_as_qwen3_5()}};
+          {"qwen3_5-dense/config.json", qwen3_as_qwen3_5()},
+          {"shape_if_static.onnx", shape_if_static()}};
 }
 
 // A model over 2 GiB with its weights inline, as a sparse file (no disk

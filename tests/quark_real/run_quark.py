@@ -322,6 +322,30 @@ class Runner:
         self.case_t0 = 0.0
         print(f"{kind} {name}" + (f": {why}" if why else "") + took, flush=True)
 
+    def ort_folded_if(self):
+        """The catalog's onnxruntime_folded_if, against this release's ONNX Runtime: the rule's example model
+        (a static If whose folded branch holds a ConstantOfShape) is refused by quarkplan exactly when this
+        ONNX Runtime cannot open it."""
+        import onnxruntime as ort
+
+        model = str(Path(__file__).resolve().parents[1] / "data" / "docs" / "shape_if_static.onnx")
+        name = "onnxruntime_folded_if / shape_if_static.onnx"
+        rc, _, err = sh([self.q, "plan", model, "--target", "cpu", "--quark-version", self.a.release, "--yes", "-o", str(self.work / "folded_if.json")])
+        refused = rc == 2 and "onnx.install.ort_folded_if" in err
+        try:
+            ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+            opens, why = True, ""
+        except Exception as e:  # noqa: BLE001 - ONNX Runtime's error is the finding
+            opens, why = False, first_line(e)
+        # Said as a line of its own, not counted among the plans Quark runs (a mismatch still fails the run).
+        if refused == opens:
+            self.counts["FAIL"] += 1
+            print(f"FAIL {name}: quarkplan {'refused' if refused else 'planned'} it; onnxruntime {ort.__version__} "
+                  f"{'opens it' if opens else 'cannot open it: ' + why}", flush=True)
+            return
+        print(f"PASS {name}: onnxruntime {ort.__version__} "
+              f"{'opens it and quarkplan plans it' if opens else 'cannot open it and quarkplan refuses it'}", flush=True)
+
     # --- the cases ------------------------------------------------------------
     def cases(self):
         rc, out, _ = sh([self.q, "catalog", "onnx", "--json"])
@@ -422,6 +446,7 @@ def main():
     t0 = time.time()
     r = Runner(a)
     r.prepare()
+    r.ort_folded_if()
     r.cases()
     c = r.counts
     run = c["PASS"] + c["FAIL"] + c["KNOWN"]

@@ -511,6 +511,39 @@ void onnxruntime_range(PlanState& s) {
          "pip install '" + want + "'" + (other.empty() ? std::string() : ", or plan for amd-quark " + other + " (--quark-version " + other + "), which supports it") + ".");
 }
 
+// The plan's Quark installs an ONNX Runtime that cannot open this model: with static input shapes it
+// folds an If whose condition depends on shapes only, inlines the branch, and refuses a constant of
+// min_bytes or more there (catalog onnxruntime_folded_if). Quark opens a session before quantizing.
+void onnxruntime_folded_if(PlanState& s) {
+  const Json defect = s.cat.onnx().value("onnxruntime_folded_if", Json(nullptr));
+  const Json& o = s.analysis["model"]["onnx_specific"];
+  if (!defect.is_object() || !defect.value("affected", false) || !o.is_object() || o.value("has_dynamic_dims", true)) return;
+  const uint64_t min_bytes = defect.value("min_bytes", uint64_t{128});
+  const Json folding = defect.value("folding_ops", Json::array());
+  for (const auto& f : o.value("shape_only_ifs", Json::array())) {
+    std::string why;
+    if (f.value("largest_branch_constant_bytes", uint64_t{0}) >= min_bytes)
+      why = "a " + std::to_string(f.value("largest_branch_constant_bytes", uint64_t{0})) + "-byte constant";
+    for (const auto& op : f.value("branch_folding_ops", Json::array()))
+      if (why.empty() && std::count(folding.begin(), folding.end(), op)) why = "a " + op.get<std::string>() + " (it folds to a constant)";
+    if (why.empty()) continue;
+    std::string other;
+    for (const auto& rel : Catalog::release_versions(s.req.catalog_dir))
+      if (rel != s.cat.release() && !Catalog::load(s.req.catalog_dir, rel).onnx().value("onnxruntime_folded_if", Json::object()).value("affected", false)) other = rel;
+    const Json range = s.cat.onnx().value("onnxruntime_range", Json::object());
+    const std::string ort = "ONNX Runtime " + range.value("max", std::string("?"));
+    s.conflict("onnx.install.ort_folded_if", "quark_release",
+               "amd-quark " + s.cat.release() + " installs at most " + ort + ", which cannot open this model: its inputs are static, so it folds the condition of If '" +
+                   f.value("node", std::string()) + "' (from " + f.value("condition_from", std::string()) + "), inlines the branch, and refuses " + why +
+                   " there ('" + defect.value("error", std::string()) + "'); Quark opens that session (check_onnx_model) before quantizing.",
+               other.empty() ? "keep an input dimension dynamic so the condition does not fold"
+                             : "--quark-version " + other + " (its ONNX Runtime " + Catalog::load(s.req.catalog_dir, other).onnx().value("onnxruntime_range", Json::object()).value("max", std::string("?")) +
+                                   " opens it)",
+               /*quark_rejects=*/true);
+    return;
+  }
+}
+
 void execution_providers(PlanState& s) {
   std::string t = target(s);
   const Json* tj = t.empty() ? nullptr : s.cat.onnx_target(t);

@@ -233,6 +233,63 @@ std::vector<Scenario> onnx_option_scenarios() {
          auto older = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cpu"; r.install_onnxruntime_version = "1.20.1"; });
          EXPECT_TRUE(cites(older, "onnx.install.onnxruntime_range"));
        }},
+      {"onnx.install.ort_folded_if", [] {
+         // An If whose condition is Shape(x) -> Gather -> Equal (shapes only) and whose then-branch holds a
+         // constant: with x static, ONNX Runtime 1.25.1 folds the condition, inlines the branch and refuses
+         // a constant of 128 bytes or more there (seen with 1.25.1; 1.28.0 opens it).
+         auto model = [](std::vector<std::string> dims, std::vector<int64_t> constant, bool shape_cond, const char* fold_op) {
+           TempDir d;
+           OnnxBuilder b;
+           b.input("x", onnx::TensorProto::FLOAT, dims);
+           b.init("conv_w", onnx::TensorProto::FLOAT, {4, 1, 3});
+           b.node("Conv", "/conv", {"x", "conv_w"}, {"c"});
+           b.init("zero", onnx::TensorProto::INT64, {1}, 8);
+           b.init("one", onnx::TensorProto::INT64, {}, 8);
+           if (shape_cond) {
+             b.node("Shape", "/shape", {"x"}, {"s"});
+             b.node("Gather", "/gather", {"s", "zero"}, {"d"});
+             b.node("Equal", "/equal", {"d", "one"}, {"cond"});
+           } else {
+             b.node("ReduceMax", "/max", {"x"}, {"m"});
+             b.node("Greater", "/greater", {"m", "one"}, {"cond"});
+           }
+           auto [then_g, else_g] = b.if_node("/decoder/If");
+           if (!constant.empty()) b.constant("w", constant, then_g);
+           if (*fold_op) OnnxBuilder::node(then_g, fold_op, "/fold", {"s"}, {"z"});
+           OnnxBuilder::node(then_g, "Identity", "/t", {"c"}, {"t"});
+           b.output("t", onnx::TensorProto::FLOAT, {"1", "4", "30"}, then_g);
+           OnnxBuilder::node(else_g, "Identity", "/e", {"c"}, {"e"});
+           b.output("e", onnx::TensorProto::FLOAT, {"1", "4", "30"}, else_g);
+           b.output("/decoder/If_out", onnx::TensorProto::FLOAT, {"1", "4", "30"});
+           write_file(d / "m.onnx", b.bytes());
+           Json a = analysis_of(d / "m.onnx");
+           a["intake"]["quark_release"] = "0.12.post1";
+           return a;
+         };
+         auto plan12 = [](const Json& a) {
+           return plan(a, [](PlanRequest& r) { r.target = "cpu"; r.quark_release = "0.12.post1"; });
+         };
+         auto refused = [](const quarkplan::PlanOutcome& o) {
+           for (const auto& c : o.conflicts)
+             if (c.rule == "onnx.install.ort_folded_if") return c.alternative.find("--quark-version 0.13") != std::string::npos;
+           return false;
+         };
+         const Json big = model({"1", "1", "32"}, {8, 8}, true, "");
+         auto o = plan12(big);
+         EXPECT_TRUE(refused(o));
+         EXPECT_NE(o.conflicts[0].message.find("If '/decoder/If' (from Shape(x))"), std::string::npos) << o.conflicts[0].message;
+         EXPECT_NE(o.conflicts[0].message.find("a 256-byte constant"), std::string::npos) << o.conflicts[0].message;
+         // A ConstantOfShape in the branch folds to a constant too.
+         EXPECT_TRUE(refused(plan12(model({"1", "1", "32"}, {}, true, "ConstantOfShape"))));
+         // Not under Quark 0.13 (ONNX Runtime 1.28.0); not with a dynamic input (nothing folds); not when the
+         // condition reads a tensor's values; not with a constant under 128 bytes (ONNX Runtime keeps those inline).
+         Json now = big;
+         now["intake"]["quark_release"] = "0.13";
+         for (const auto& c : plan(now, [](PlanRequest& r) { r.target = "cpu"; }).conflicts) EXPECT_NE(c.rule, "onnx.install.ort_folded_if");
+         EXPECT_FALSE(refused(plan12(model({"b", "1", "32"}, {8, 8}, true, ""))));
+         EXPECT_FALSE(refused(plan12(model({"1", "1", "32"}, {8, 8}, false, ""))));
+         EXPECT_FALSE(refused(plan12(model({"1", "1", "32"}, {5, 6}, true, ""))));
+       }},
       {"onnx.execution_providers", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cuda"; });
          EXPECT_EQ(o.plan["onnx_specific"]["execution_providers"][0], "CUDAExecutionProvider");
