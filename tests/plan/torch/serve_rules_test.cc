@@ -145,6 +145,25 @@ std::vector<Scenario> torch_serve_scenarios() {
          // All experts excluded together, or one scheme for all of them: loadable.
          auto all = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["layer_quant_config.*experts*"] = "ptpc_fp8"; });
          for (const auto& k : all.conflicts) EXPECT_NE(k.rule, "torch.serve.fused_shards") << k.message;
+         // Granite MoE's experts stay 16-bit in Quark (GraniteMoeParallelExperts), but vLLM and SGLang build them as one
+         // fused MoE layer with the global scheme: refused, with the source as the alternative, on every GPU and goal.
+         for (const char* hw : {"mi300x", "mi355x", "h100", "a100"})
+           for (const char* goal : {"balanced", "size", "accuracy"})
+             for (const char* rt : {"vllm", "sglang"}) {
+               auto g = plan(hf_analysis("granite-3.1-1b-a400m-instruct"), [&](PlanRequest& r) {
+                 r.hardware = hw;
+                 r.goal = goal;
+                 r.choices["serve_runtime"] = rt;
+               });
+               bool said = false;
+               for (const auto& k : g.conflicts)
+                 said = said || (k.rule == "torch.serve.loads" && k.message.find("Quark leaves these experts 16-bit") != std::string::npos &&
+                                 k.alternative.rfind("serve the 16-bit source as it is", 0) == 0);
+               EXPECT_TRUE(said) << hw << " " << goal << " " << rt << ": " << (g.conflicts.empty() ? "no conflict" : g.conflicts[0].message);
+             }
+         // transformers on a CPU keeps the module as it is: nothing to refuse.
+         auto gc = plan(hf_analysis("granite-3.1-1b-a400m-instruct"), [](PlanRequest& r) { r.hardware = "cpu"; });
+         for (const auto& k : gc.conflicts) EXPECT_EQ(k.message.find("Quark leaves these experts 16-bit"), std::string::npos) << k.message;
          // vLLM and SGLang pick a fused MoE layer's scheme by matching the patterns against the layer's own name
          // (model.layers.N.mlp.experts): '*.experts.*' reaches Quark's per-expert Linear names only, so the
          // layer would be built for the global scheme and meet int4_fp8 weights. Every MoE family, both runtimes.
@@ -307,6 +326,15 @@ std::vector<Scenario> torch_serve_scenarios() {
          auto three = plan(hf_analysis("llama-3.1-70b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.choices["serve.tensor_parallel_size"] = 3; });
          ASSERT_EQ(three.status, PlanStatus::kConflict);
          EXPECT_NE(three.conflicts[0].message.find("64 attention heads are not divisible by 3"), std::string::npos);
+         // No size within the GPUs given reaches the serving target: the size stays the fewest, and the most any holds is said.
+         auto longctx = plan(hf_analysis("qwen3.5-35b-a3b"), [](PlanRequest& r) {
+           r.hardware = "h100";
+           r.gpus = 8;
+           r.context = 262144;
+         });
+         const std::string lc = longctx.plan["reasons"].value("serve.tensor_parallel_size", std::string());
+         EXPECT_EQ(longctx.plan["serve"]["tensor_parallel_size"], 1) << lc;
+         EXPECT_NE(lc.find("tensor parallel 8 holds 25 (--set serve.tensor_parallel_size=8)"), std::string::npos) << lc;
          // A split that leaves part of a group on a rank says so with the arithmetic (768 / 4 = 192 = 1.5 groups of 128).
          auto part = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) {
            r.hardware = "h100";
@@ -463,6 +491,10 @@ Checked every_default_plan_is_one_its_runtime_loads(const std::vector<const char
             // (or an architecture the runtime removed or never implemented: Llama 3.2 Vision, Qwen 1, InternLM, phi-2's MixFormer)
             const bool gone = c.message.find("no longer implements") != std::string::npos || c.message.find("has no implementation of") != std::string::npos;
             EXPECT_TRUE(mt == "deepseek_v32" || mt == "glm_moe_dsa" || gone) << where << ": " << c.message;
+          } else if (c.message.find("Quark leaves these experts 16-bit") != std::string::npos) {
+            // Experts Quark cannot quantize (Granite MoE): a GPU runtime builds them for the global scheme, so
+            // the source as it is is the answer there (and only for such a model).
+            EXPECT_FALSE(has_expert_modules) << where << ": " << c.message;
           } else if (!(is_moe && std::string(hw) == "ryzen-ai")) {
             EXPECT_NE(c.rule.rfind("torch.serve", 0), 0u) << where << ": " << c.message;
           }

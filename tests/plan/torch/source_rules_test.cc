@@ -88,6 +88,14 @@ std::vector<Scenario> torch_source_scenarios() {
          auto dflt = plan(hf_analysis("gpt-oss-20b"), [](PlanRequest& r) { r.hardware = "mi300x"; r.goal = "size"; });
          EXPECT_EQ(dflt.plan["global_scheme"], "ptpc_fp8");
          EXPECT_EQ(dflt.plan["layer_quant_config"], Json({{"*.experts*", "int4_fp8"}}));
+         // Per-layer schemes the user gives are the user's alone: the goal adds none beside them.
+         auto own = plan(hf_analysis("qwen3-30b-a3b"), [](PlanRequest& r) {
+           r.hardware = "mi300x";
+           r.goal = "size";
+           r.choices["layer_quant_config.*.experts*"] = "int4_fp8";
+           r.choices["layer_quant_config.*down_proj"] = "int4_fp8";
+         });
+         EXPECT_EQ(own.plan["layer_quant_config"], Json({{"*.experts*", "int4_fp8"}, {"*down_proj", "int4_fp8"}})) << own.plan["layer_quant_config"];
          EXPECT_LT(dflt.plan["estimates"]["weights"][1]["bytes"].get<uint64_t>(), dflt.plan["estimates"]["weights"][0]["bytes"].get<uint64_t>());
          ASSERT_EQ(dflt.plan["estimates"]["weights"][1]["scheme"], "ptpc_fp8");  // [0] is the original
          EXPECT_LT(dflt.plan["estimates"]["weights"][1]["bytes"].get<uint64_t>(), dflt.plan["estimates"]["weights"][0]["bytes"].get<uint64_t>());
