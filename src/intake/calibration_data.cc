@@ -173,7 +173,11 @@ Json inspect_calibration_data(const std::string& path, const Json& analysis, con
       check_shape(dir / f, h, in);
       dtypes.insert(dtype);
       total_bytes += h.data_bytes;
-      uint64_t lead = h.shape.empty() ? 1 : h.shape.size() == in.dims.size() ? h.shape[0] : 1;
+      // An array of exactly the input's fixed leading dimension is one sample (Silero's state [2, 1, 128]
+      // leads with its 2 layers); else its leading dimension is a batch.
+      const bool lead_is_the_models = !in.dims.empty() && in.dims[0].is_number_integer() && !h.shape.empty() &&
+                                      static_cast<uint64_t>(in.dims[0].get<int64_t>()) == h.shape[0];
+      uint64_t lead = h.shape.empty() || lead_is_the_models ? 1 : h.shape.size() == in.dims.size() ? h.shape[0] : 1;
       max_batch = std::max(max_batch, lead);
     }
     Json casts = Json::array();

@@ -39,53 +39,90 @@ Json shape_json(const onnx::ValueInfo& vi) {
   return s;
 }
 
-// Main-graph If nodes whose condition depends on tensor shapes only (Shape or Size of some tensor,
-// then shape arithmetic and constants; never a tensor's values): with static input shapes ONNX
-// Runtime folds the condition and inlines the branch it picks, with the branch's constants. The
-// bytes of the largest constant in its branches are recorded (onnx.release.ort_folded_if).
-Json shape_only_ifs(const onnx::Facts& f, const std::vector<size_t>& main, const std::map<std::string, int64_t>& produced_by) {
+// If nodes (in any graph) whose condition depends on tensor shapes only (Shape or Size of some
+// tensor, then shape arithmetic and constants; never a tensor's values): with static input shapes
+// ONNX Runtime folds the condition and inlines the branch it picks, with what folds in it. Recorded
+// with the bytes of the largest constant in the branches and the folding ops (ConstantOfShape,
+// Expand, Tile, Range) whose inputs fold too (onnx.install.ort_folded_if). Which branch is taken and
+// how large a ConstantOfShape comes out are not worked out: either branch counts.
+Json shape_only_ifs(const onnx::Facts& f) {
   static const std::set<std::string> shape_math = {"Constant", "Gather", "Squeeze", "Unsqueeze", "Cast", "Equal", "Greater", "Less",
                                                    "GreaterOrEqual", "LessOrEqual", "Not", "And", "Or", "Xor", "Concat", "Slice", "Add",
                                                    "Sub", "Mul", "Div", "Mod", "ReduceProd", "Identity", "Reshape", "Min", "Max", "Neg", "Abs"};
-  Json out = Json::array();
-  for (size_t k = 0; k < main.size(); ++k) {
-    const onnx::NodeRef& n = f.nodes[main[k]];
-    if (n.op_type != "If" || !n.domain.empty() || n.inputs.empty() || n.subgraph_first > n.subgraph_last) continue;
-    std::vector<std::string> todo{n.inputs[0]};
-    std::set<std::string> seen;
-    std::string shape_of;
-    bool only_shapes = true, any_shape = false;
-    while (!todo.empty() && only_shapes && seen.size() < 4096) {
-      const std::string t = todo.back();
+  const size_t graphs = f.graph_parent.size();
+  std::vector<std::map<std::string, size_t>> producer(graphs);  // per graph: tensor -> node index
+  std::vector<std::set<std::string>> constant(graphs);           // per graph: initializers and Constant outputs
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].graph < graphs)
+      for (const auto& o : f.nodes[i].outputs)
+        if (!o.empty()) producer[f.nodes[i].graph].emplace(o, i);
+  for (const auto& c : f.constants)
+    if (c.graph < graphs) constant[c.graph].insert(c.name);
+  std::set<std::string> graph_inputs;
+  for (const auto& in : f.inputs) graph_inputs.insert(in.name);
+  // Whether `tensor`, seen from graph `scope`, is computed from shapes and constants only; the first
+  // Shape/Size met is named in `shape_of`.
+  auto shape_only = [&](const std::string& tensor, uint32_t scope, std::string& shape_of, bool& any_shape) {
+    std::vector<std::pair<std::string, uint32_t>> todo{{tensor, scope}};
+    std::set<std::pair<std::string, uint32_t>> seen;
+    while (!todo.empty()) {
+      auto [t, g] = todo.back();
       todo.pop_back();
-      if (t.empty() || !seen.insert(t).second) continue;
-      auto p = produced_by.find(t);
-      if (p == produced_by.end()) {  // a graph input's values, or an initializer / outer-scope value
-        for (const auto& in : f.inputs) only_shapes = only_shapes && in.name != t;
-        continue;
+      if (t.empty() || !seen.insert({t, g}).second) continue;
+      if (seen.size() > 4096) return false;
+      // The tensor's producer in this graph or an enclosing one (outer scope).
+      const onnx::NodeRef* m = nullptr;
+      bool is_constant = false;
+      for (uint32_t at = g;; at = f.graph_parent[at]) {
+        if (auto p = producer[at].find(t); p != producer[at].end()) {
+          m = &f.nodes[p->second];
+          break;
+        }
+        if (constant[at].count(t)) {
+          is_constant = true;
+          break;
+        }
+        if (at == 0) break;
       }
-      const onnx::NodeRef& m = f.nodes[main[static_cast<size_t>(p->second)]];
-      if ((m.op_type == "Shape" || m.op_type == "Size") && m.domain.empty()) {
+      if (is_constant) continue;
+      if (!m) return false;  // a graph input's values, or something unknown
+      if (!m->domain.empty()) return false;
+      if (m->op_type == "Shape" || m->op_type == "Size") {
         any_shape = true;
-        if (shape_of.empty() && !m.inputs.empty()) shape_of = m.op_type + "(" + m.inputs[0] + ")";
+        if (shape_of.empty() && !m->inputs.empty()) shape_of = m->op_type + "(" + m->inputs[0] + ")";
         continue;
       }
-      if (!m.domain.empty() || !shape_math.count(m.op_type)) only_shapes = false;
-      for (const auto& in : m.inputs) todo.push_back(in);
+      if (!shape_math.count(m->op_type)) return false;
+      for (const auto& in : m->inputs) todo.push_back({in, m->graph});
     }
-    if (!only_shapes || !any_shape) continue;
+    return true;
+  };
+  Json out = Json::array();
+  for (const auto& n : f.nodes) {
+    if (n.op_type != "If" || !n.domain.empty() || n.inputs.empty() || n.subgraph_first > n.subgraph_last || n.graph >= graphs) continue;
+    std::string shape_of;
+    bool any_shape = false;
+    if (!shape_only(n.inputs[0], n.graph, shape_of, any_shape) || !any_shape) continue;
     uint64_t largest = 0, constants = 0;
     for (const auto& c : f.constants)
       if (c.graph >= n.subgraph_first && c.graph <= n.subgraph_last) {
         ++constants;
         largest = std::max<uint64_t>(largest, c.numel * std::max<uint32_t>(onnx::dtype_bits(c.dtype), 8) / 8);
       }
-    // Nodes in the branches that fold into new constants once shapes are static.
+    // Nodes in the branches that fold into new constants once shapes are static: those whose inputs
+    // fold too (an Expand of a tensor computed at run time does not).
     std::set<std::string> folding;
     for (const auto& b : f.nodes)
       if (b.graph >= n.subgraph_first && b.graph <= n.subgraph_last && b.domain.empty() &&
-          (b.op_type == "ConstantOfShape" || b.op_type == "Expand" || b.op_type == "Tile" || b.op_type == "Range"))
-        folding.insert(b.op_type);
+          (b.op_type == "ConstantOfShape" || b.op_type == "Expand" || b.op_type == "Tile" || b.op_type == "Range")) {
+        bool folds = true;
+        for (const auto& in : b.inputs) {
+          std::string ignored;
+          bool any = false;
+          folds = folds && shape_only(in, b.graph, ignored, any);
+        }
+        if (folds) folding.insert(b.op_type);
+      }
     out.push_back({{"node", n.name},
                    {"condition_from", shape_of},
                    {"branch_constants", constants},
@@ -624,7 +661,7 @@ Json OnnxModelReader::analyze(const IntakeContext& ctx) {
       inputs.push_back(ins);
     }
     o["main_graph"] = {{"nodes", name_index}, {"inputs", inputs}, {"tensor_producers", producers}};
-    o["shape_only_ifs"] = shape_only_ifs(f, main, produced_by);
+    o["shape_only_ifs"] = shape_only_ifs(f);
   }
   Json& q = a["quantization_targets"];
   q["linear_layer_count"] = linear;

@@ -371,6 +371,8 @@ struct Walker {
           {
             uint32_t outer = current_graph;
             current_graph = ++graphs_seen;
+            facts.graph_parent.resize(graphs_seen + 1, 0);
+            facts.graph_parent[graphs_seen] = outer;
             graph(f.bytes, f.offset, depth + 1, false);
             current_graph = outer;
           }

@@ -82,6 +82,7 @@ struct Facts {
   bool has_quark_custom = false; // Quark's own custom ops / domains
   std::vector<NodeRef> nodes;    // every node, in reading order (a subgraph's nodes follow the node holding it)
   std::vector<ConstTensor> constants;  // every initializer and Constant-node value (all graphs)
+  std::vector<uint32_t> graph_parent{0};  // per graph index: the graph holding it (the main graph's is 0)
   // Main-graph nodes that produce a graph output (name, op_type), through
   // Softmax/Sigmoid/Identity/Reshape/Flatten when present.
   std::vector<NodeRef> final_producers;

@@ -60,6 +60,18 @@ TEST(CalibrationData, OneInputTakesNpyFilesInTheFolderInEveryShapeQuarkAccepts) 
   EXPECT_EQ(r["inputs"][0]["cast_from"], Json::array({"uint8"}));
 }
 
+// The leading dimension is a batch only where it is not the input's own fixed one: Silero's state
+// [2, batch, 128] leads with its 2 layers; an image array [4, 3, 8, 8] for a [batch, 3, 8, 8] input holds 4.
+TEST(CalibrationData, LargestBatchIsNotTheInputsOwnLeadingDimension) {
+  TempDir d;
+  const Json state = Json::array({{{"name", "state"}, {"dtype", "float32"}, {"shape", {2, "batch", 128}}}});
+  write_npy(d / "state/s0.npy", "<f4", {2, 1, 128});
+  EXPECT_EQ(quarkplan::inspect_calibration_data((d / "state").string(), analysis_with(state))["largest_batch"], 1);
+  write_npy(d / "images/s0.npy", "<f4", {4, 3, 8, 8});
+  const Json images = Json::array({{{"name", "images"}, {"dtype", "float32"}, {"shape", {"batch", 3, 8, 8}}}});
+  EXPECT_EQ(quarkplan::inspect_calibration_data((d / "images").string(), analysis_with(images))["largest_batch"], 4);
+}
+
 TEST(CalibrationData, TwoInputsNeedOneFolderEachWithTheSameFileNames) {
   TempDir d;
   for (const char* in : {"input_ids", "attention_mask"})

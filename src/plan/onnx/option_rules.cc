@@ -517,7 +517,11 @@ void onnxruntime_range(PlanState& s) {
 void onnxruntime_folded_if(PlanState& s) {
   const Json defect = s.cat.onnx().value("onnxruntime_folded_if", Json(nullptr));
   const Json& o = s.analysis["model"]["onnx_specific"];
-  if (!defect.is_object() || !defect.value("affected", false) || !o.is_object() || o.value("has_dynamic_dims", true)) return;
+  if (!defect.is_object() || !defect.value("affected", false) || !o.is_object()) return;
+  // Static as given, or made static by the plan's FixShapes (Quark fixes them before calibrating).
+  const Json extra = spec(s).value("extra_options", Json::object());
+  const bool fixed_by_plan = extra.is_object() && extra.contains("FixShapes") && extra["FixShapes"].is_string() && !extra["FixShapes"].get<std::string>().empty();
+  if (o.value("has_dynamic_dims", true) && !fixed_by_plan) return;
   const uint64_t min_bytes = defect.value("min_bytes", uint64_t{128});
   const Json folding = defect.value("folding_ops", Json::array());
   for (const auto& f : o.value("shape_only_ifs", Json::array())) {
@@ -533,13 +537,15 @@ void onnxruntime_folded_if(PlanState& s) {
     const Json range = s.cat.onnx().value("onnxruntime_range", Json::object());
     const std::string ort = "ONNX Runtime " + range.value("max", std::string("?"));
     s.conflict("onnx.install.ort_folded_if", "quark_release",
-               "amd-quark " + s.cat.release() + " installs at most " + ort + ", which cannot open this model: its inputs are static, so it folds the condition of If '" +
+               "amd-quark " + s.cat.release() + " installs at most " + ort + ", which likely cannot open this model: its inputs are static" +
+                   (o.value("has_dynamic_dims", true) ? std::string(" once the plan's FixShapes applies") : std::string()) + ", so it folds the condition of If '" +
                    f.value("node", std::string()) + "' (from " + f.value("condition_from", std::string()) + "), inlines the branch, and refuses " + why +
-                   " there ('" + defect.value("error", std::string()) + "'); Quark opens that session (check_onnx_model) before quantizing.",
+                   " there ('" + defect.value("error", std::string()) + "'); Quark opens such sessions before and while quantizing. "
+                   "Which branch the condition picks and what a ConstantOfShape folds to are not worked out here: --insist if the folded tensors stay under " +
+                   std::to_string(min_bytes) + " bytes.",
                other.empty() ? "keep an input dimension dynamic so the condition does not fold"
                              : "--quark-version " + other + " (its ONNX Runtime " + Catalog::load(s.req.catalog_dir, other).onnx().value("onnxruntime_range", Json::object()).value("max", std::string("?")) +
-                                   " opens it)",
-               /*quark_rejects=*/true);
+                                   " opens it)");
     return;
   }
 }
@@ -752,6 +758,18 @@ void layer_presets(PlanState& s) {
     }
     said.push_back(pattern + " -> " + (*lp)["name"].get<std::string>() + " (" + std::to_string(hits) + (hits == 1 ? " node)" : " nodes)"));
   }
+  // Quark turns per-layer configs into TensorQuantOverrides, and with those it forces
+  // ExtendedQuantFormat.QDQ: enable_npu_cnn / enable_npu_transformer are then unavailable
+  // (quantize.py, 0.12.post1 and 0.13), so the model would not be the NPU flow's.
+  const bool npu_mode = spec(s).value("enable_npu_cnn", false) || spec(s).value("enable_npu_transformer", false);
+  if (npu_mode && !said.empty())
+    s.conflict("onnx.layer_presets", "onnx_specific.layer_presets",
+               "Per-layer presets become Quark's TensorQuantOverrides, and with them Quark forces ExtendedQuantFormat.QDQ and turns " +
+                   std::string(spec(s).value("enable_npu_cnn", false) ? "enable_npu_cnn" : "enable_npu_transformer") +
+                   " off ('flags enable_npu_cnn and enable_npu_transformer will be unavailable', quark/onnx/quantization/quantize.py): the model would not be the NPU flow's (" +
+                   join(said, ", ") + ").",
+               "drop --layer-scheme on an NPU target (one preset for the whole model), or exclude those layers (--exclude) to keep them in float",
+               /*quark_rejects=*/true);
   Json canon = Json::object();
   for (auto& [pattern, value] : c->items())
     if (value.is_string() && s.cat.onnx_preset(s.cat.canonical_preset(value.get<std::string>()))) canon[pattern] = s.cat.canonical_preset(value.get<std::string>());

@@ -289,6 +289,50 @@ std::vector<Scenario> onnx_option_scenarios() {
          EXPECT_FALSE(refused(plan12(model({"b", "1", "32"}, {8, 8}, true, ""))));
          EXPECT_FALSE(refused(plan12(model({"1", "1", "32"}, {8, 8}, false, ""))));
          EXPECT_FALSE(refused(plan12(model({"1", "1", "32"}, {5, 6}, true, ""))));
+         // --insist keeps it as a high risk (the picked branch may fold to less).
+         auto kept = plan(big, [](PlanRequest& r) { r.target = "cpu"; r.quark_release = "0.12.post1"; r.insist = true; });
+         EXPECT_FALSE(refused(kept));
+         EXPECT_TRUE(cites(kept, "onnx.install.ort_folded_if"));
+         // A dynamic model the plan's FixShapes makes static: refused too.
+         auto fixed = plan(model({"b", "1", "32"}, {8, 8}, true, ""), [](PlanRequest& r) {
+           r.target = "cpu";
+           r.quark_release = "0.12.post1";
+           r.choices["onnx_specific.extra_options.FixShapes"] = "x:[1,1,32];/decoder/If_out:[1,4,30]";
+         });
+         EXPECT_TRUE(refused(fixed)) << (fixed.conflicts.empty() ? "" : fixed.conflicts[0].message);
+         // A shape-only If nested in an If that reads a tensor's values (legacy Silero VAD's form): still found,
+         // its condition looked up through the enclosing graph; an Expand of a tensor computed at run time does not fold.
+         {
+           TempDir d;
+           OnnxBuilder b;
+           b.input("x", onnx::TensorProto::FLOAT, {"1", "1", "32"});
+           b.input("sr", onnx::TensorProto::INT64, {"1"});
+           b.init("zero", onnx::TensorProto::INT64, {1}, 8);
+           b.init("one", onnx::TensorProto::INT64, {}, 8);
+           b.node("Equal", "/sr_equal", {"sr", "one"}, {"cond"});
+           b.node("Shape", "/shape", {"x"}, {"s"});
+           auto [outer_then, outer_else] = b.if_node("/outer");
+           OnnxBuilder::node(outer_then, "Identity", "/ot", {"x"}, {"ot"});
+           b.output("ot", onnx::TensorProto::FLOAT, {"1", "1", "32"}, outer_then);
+           OnnxBuilder::node(outer_else, "Gather", "/gather", {"s", "zero"}, {"d"});
+           OnnxBuilder::node(outer_else, "Equal", "/equal", {"d", "one"}, {"inner_cond"});
+           auto [inner_then, inner_else] = b.if_node("/inner", outer_else);
+           outer_else->mutable_node()->rbegin()->set_input(0, "inner_cond");
+           OnnxBuilder::node(inner_then, "ConstantOfShape", "/zeros", {"s"}, {"z"});
+           OnnxBuilder::node(inner_then, "Expand", "/expand", {"x", "s"}, {"xe"});
+           OnnxBuilder::node(inner_then, "Identity", "/it", {"x"}, {"it"});
+           b.output("it", onnx::TensorProto::FLOAT, {"1", "1", "32"}, inner_then);
+           OnnxBuilder::node(inner_else, "Identity", "/ie", {"x"}, {"ie"});
+           b.output("ie", onnx::TensorProto::FLOAT, {"1", "1", "32"}, inner_else);
+           b.output("/outer_out", onnx::TensorProto::FLOAT, {"1", "1", "32"});
+           write_file(d / "nested.onnx", b.bytes());
+           Json a = analysis_of(d / "nested.onnx");
+           const Json& ifs = a["model"]["onnx_specific"]["shape_only_ifs"];
+           ASSERT_EQ(ifs.size(), 1u) << ifs;
+           EXPECT_EQ(ifs[0]["node"], "/inner");
+           EXPECT_EQ(ifs[0]["condition_from"], "Shape(x)");
+           EXPECT_EQ(ifs[0]["branch_folding_ops"], Json::array({"ConstantOfShape"}));
+         }
        }},
       {"onnx.execution_providers", [] {
          auto o = plan(cnn_analysis(), [](PlanRequest& r) { r.target = "cuda"; });
@@ -440,6 +484,21 @@ std::vector<Scenario> onnx_layer_preset_scenarios() {
              r.choices["onnx_specific.layer_presets"] = ls;
            });
            EXPECT_EQ(bad.status, PlanStatus::kInvalid) << preset << " " << layers.dump();
+         }
+         // On the NPU CNN target Quark forces ExtendedQuantFormat.QDQ once per-layer configs exist and turns the
+         // NPU CNN flow off: refused (and --insist cannot keep it). (The NPU transformer flow's presets are legacy
+         // ones, which take no per-layer presets at all.)
+         for (const char* t : {"npu_cnn"}) {
+           auto npu = plan(std::string(t) == "npu_cnn" ? cnn_analysis() : transformer_analysis(), [&](PlanRequest& r) {
+             r.target = t;
+             r.hardware = "strix";
+             r.choices["onnx_specific.layer_presets"] = std::string(t) == "npu_cnn" ? Json{{"op:Conv", "A16W8"}} : Json{{"op:MatMul", "A16W8"}};
+             r.insist = true;
+           });
+           bool refused = false;
+           for (const auto& k : npu.conflicts)
+             refused = refused || (k.rule == "onnx.layer_presets" && k.message.find("forces ExtendedQuantFormat.QDQ") != std::string::npos);
+           EXPECT_TRUE(refused) << t << ": " << (npu.conflicts.empty() ? "no conflict" : npu.conflicts[0].message);
          }
        }},
   };
