@@ -46,6 +46,7 @@ Json shape_json(const onnx::ValueInfo& vi) {
 // Expand, Tile, Range) whose inputs fold too (onnx.install.ort_folded_if). Which branch is taken and
 // how large a ConstantOfShape comes out are not worked out: either branch counts.
 Json shape_only_ifs(const onnx::Facts& f) {
+  if (!f.op_counts.count("If")) return Json::array();  // most models: nothing to index
   static const std::set<std::string> shape_math = {"Constant", "Gather", "Squeeze", "Unsqueeze", "Cast", "Equal", "Greater", "Less",
                                                    "GreaterOrEqual", "LessOrEqual", "Not", "And", "Or", "Xor", "Concat", "Slice", "Add",
                                                    "Sub", "Mul", "Div", "Mod", "ReduceProd", "Identity", "Reshape", "Min", "Max", "Neg", "Abs"};

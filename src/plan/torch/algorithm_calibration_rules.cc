@@ -288,9 +288,7 @@ void evaluation_intent(PlanState& s) {
   s.plan["evaluation_intent"] = s.cat.torch()["default_evaluation_intent"];
   // Quark's evaluation loads the tokenizer with trust_remote_code=True whatever the command says:
   // with code in the repository (an auto_map) that the user has not approved, it must not run.
-  bool repo_code = model(s).value("trust_remote_code", false);
-  for (const auto& r : s.analysis.value("risks", Json::array()))
-    repo_code = repo_code || (r.is_object() && r.value("rule", "") == "torch.intake.auto_map_not_needed");
+  const bool repo_code = model(s).value("trust_remote_code", false) || intake_risk(s, "torch.intake.auto_map_not_needed");
   const bool unapproved = repo_code && !s.req.trust_remote_code;
   const Json& ev = s.cat.torch()["evaluation_remote_code"];
   if (const Json* c = s.choice("evaluation_intent")) {

@@ -12,6 +12,12 @@ namespace torch_rules {
 namespace detail {
 
 const Json& model(const PlanState& s) { return s.analysis["model"]; }
+const Json* intake_risk(const PlanState& s, const char* rule) {
+  if (!s.analysis.contains("risks") || !s.analysis["risks"].is_array()) return nullptr;
+  for (const auto& r : s.analysis["risks"])
+    if (r.is_object() && r.value("rule", std::string()) == rule) return &r;
+  return nullptr;
+}
 std::string model_type(const PlanState& s) { return model(s)["model_type"]; }
 const Json* tmpl(const PlanState& s) { return s.cat.torch_template(model_type(s)); }
 const Json* scheme(const PlanState& s) {

@@ -25,6 +25,8 @@ std::string model_type(const PlanState& s);
 const Json* tmpl(const PlanState& s);
 const Json* scheme(const PlanState& s);
 std::string hw_name(const PlanState& s);
+// The analysis' risk of intake rule `rule`, or nullptr: what intake found that a plan rule follows up.
+const Json* intake_risk(const PlanState& s, const char* rule);
 std::vector<std::string> scheme_names(const PlanState& s);
 std::vector<std::string> algorithms_of(const PlanState& s);
 bool has_algorithm(const PlanState& s, std::initializer_list<const char*> names);

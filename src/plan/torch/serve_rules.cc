@@ -308,9 +308,7 @@ void serve_loads(PlanState& s) {
   // Experts Quark leaves 16-bit (torch.intake.experts_not_linear) are still one fused MoE layer in a
   // runtime that takes its scheme from the quantization config: with no exclusion reaching that
   // layer it is built for the global scheme, and meets 16-bit weights without scales.
-  bool experts_unreached = false;
-  for (const auto& r : s.analysis.value("risks", Json::array())) experts_unreached = experts_unreached || r.value("rule", std::string()) == "torch.intake.experts_not_linear";
-  if (experts_unreached && s.runtime->contains("moe_layer_config") && !used.count("experts")) {
+  if (intake_risk(s, "torch.intake.experts_not_linear") && s.runtime->contains("moe_layer_config") && !used.count("experts")) {
     uint64_t linear = 0;
     for (const auto& sh : s.analysis["quantization_targets"].value("module_shapes", Json::array()))
       if (sh.is_array() && !sh.empty() && sh[0].is_number_unsigned()) linear += sh[0].get<uint64_t>();

@@ -27,9 +27,8 @@ void analysis_complete(PlanState& s) {
     s.question("The analysis is incomplete: " + why + ". Resolve it and re-run intake, or confirm planning without it.");
   }
   // Experts Quark cannot reach stay 16-bit whatever this plan says for them: the plan repeats it.
-  for (const auto& r : s.analysis.value("risks", Json::array()))
-    if (r.value("rule", std::string()) == "torch.intake.experts_not_linear")
-      s.risk("torch.intake.experts_not_linear", "high", r.value("message", std::string()), r.value("recovery_hint", std::string()));
+  if (const Json* r = intake_risk(s, "torch.intake.experts_not_linear"))
+    s.risk("torch.intake.experts_not_linear", "high", r->value("message", std::string()), r->value("recovery_hint", std::string()));
 }
 
 void refuse_pre_quantized(PlanState& s) {
@@ -131,8 +130,7 @@ void transformers_required(PlanState& s) {
   }
   const std::string min = newer_transformers(s);
   if (min.empty()) return;
-  bool auto_map = false;
-  for (const auto& r : s.analysis.value("risks", Json::array())) auto_map = auto_map || r.value("rule", std::string()) == "torch.intake.auto_map_not_needed";
+  const bool auto_map = intake_risk(s, "torch.intake.auto_map_not_needed") != nullptr;
   const bool served = s.runtime && (s.platform.rfind("rocm", 0) == 0 || s.platform.rfind("cuda", 0) == 0);
   std::string where = "the Quark environment (Quark loads it with transformers)";
   if (served) where += " and " + (*s.runtime)["label"].get<std::string>() + "'s (it reads the config and tokenizer with transformers)";
